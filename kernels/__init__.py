@@ -1,0 +1,50 @@
+"""Attention kernels behind one contract.
+
+Contract (every implementation, no exceptions)::
+
+    attend(q, k, v, *, segment_ids, scale=None) -> out
+
+    q, k, v      [batch, seq, heads, head_dim]   float32 | bfloat16 (float64 for the reference)
+    segment_ids  [batch, seq] int32              a token attends only to tokens with the same id;
+                                                 id 0 marks padding
+    scale        float | None                    logit scale; None means 1/sqrt(head_dim)
+    out          [batch, seq, heads, head_dim]   same dtype as q; rows whose id is 0 are zeros
+
+Bidirectional (encoder) attention with packing: several documents may share a row, each
+with its own id, and the ids need not be sorted. Accumulation is float32 (or wider) in
+every implementation.
+
+Implementations (one module each; see `registry.KERNELS` for the list and
+`docbeam kernels` for what runs on this machine):
+
+    reference   einsum + float32 softmax, the oracle (float64 in, float64 math)
+    native      jax.nn.dot_product_attention: XLA everywhere, cuDNN on GPU where dtype allows
+    flash       docbeam's Pallas kernel: blockwise online softmax, skips key blocks no
+                query of the block can see; interpret mode on CPU, compiled on GPU/TPU
+    tpu_flash   adapter: JAX's Pallas TPU flash_attention
+    splash      adapter: JAX's Pallas TPU splash attention
+    gpu_mha     adapter: JAX's Pallas GPU (Triton) mha
+    tokamax     adapter: tokamax.dot_product_attention (optional extra)
+
+Callers use `kernels.get(name, platform=..., shape=..., dtype=...)`, never a module.
+"""
+
+from kernels.registry import (
+    Choice,
+    KernelUnavailable,
+    available,
+    get,
+    names,
+    platform_of_backend,
+    report,
+)
+
+__all__ = [
+    "Choice",
+    "KernelUnavailable",
+    "available",
+    "get",
+    "names",
+    "platform_of_backend",
+    "report",
+]

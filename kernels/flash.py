@@ -1,0 +1,128 @@
+"""docbeam's flash attention in Pallas, for packed bidirectional encoders.
+
+One program per (batch row, head, query block). The query block stays resident; the
+loop walks the key blocks with an online softmax (FlashAttention-2, float32 running max,
+denominator and accumulator), so memory is O(T) rather than O(T^2). A key block whose
+segment-id range cannot meet the query block's is skipped outright: with packed rows most
+blocks off the diagonal are skipped. Ranges, not sets, so the test is conservative for
+unsorted ids and exact for the contiguous segments packing produces.
+
+Pads T up to a multiple of the block (padding gets id 0), so any length works.
+CPU runs it in Pallas interpret mode (for checking; slow). GPU lowers through Triton,
+TPU through Mosaic.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from kernels import pallas_compat as pc
+from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
+
+BLOCK = 128
+_MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)  # finite: keeps exp() and max() NaN-free
+_NO_ID = jnp.iinfo(jnp.int32).max
+
+
+def _id_range(ids: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(lowest non-padding id, highest id) of a block; padding-only gives an empty range."""
+    return jnp.min(jnp.where(ids == 0, _NO_ID, ids)), jnp.max(ids)
+
+
+def _kernel(seg_q_ref, seg_k_ref, q_ref, k_ref, v_ref, o_ref, *, scale: float, block_k: int):
+    seg_q = seg_q_ref[...]
+    q = q_ref[...]
+    q_lo, q_hi = _id_range(seg_q)
+    block_q, head_dim = q.shape
+
+    def visit(j, carry):
+        keys = pc.ds(j * block_k, block_k)
+        seg_k = seg_k_ref[keys]
+        k_lo, k_hi = _id_range(seg_k)
+
+        def step(carry):
+            acc, m_prev, l_prev = carry
+            s = jnp.dot(q, k_ref[keys, :].T, preferred_element_type=jnp.float32) * scale
+            mask = (seg_q[:, None] == seg_k[None, :]) & (seg_k[None, :] != 0)
+            s = jnp.where(mask, s, _MASKED)
+            m_next = jnp.maximum(m_prev, s.max(axis=-1))
+            p = jnp.where(mask, jnp.exp(s - m_next[:, None]), 0.0)
+            correction = jnp.exp(m_prev - m_next)
+            pv = jnp.dot(p.astype(v_ref.dtype), v_ref[keys, :], preferred_element_type=jnp.float32)
+            return acc * correction[:, None] + pv, m_next, l_prev * correction + p.sum(axis=-1)
+
+        return lax.cond((q_hi >= k_lo) & (k_hi >= q_lo), step, lambda c: c, carry)
+
+    init = (
+        jnp.zeros((block_q, head_dim), jnp.float32),
+        jnp.full((block_q,), _MASKED, jnp.float32),
+        jnp.zeros((block_q,), jnp.float32),
+    )
+    acc, _, denom = lax.fori_loop(0, seg_k_ref.shape[0] // block_k, visit, init)
+    safe = jnp.where(denom > 0, denom, 1.0)  # padding queries saw nothing: denom 0, acc 0
+    o_ref[...] = (acc / safe[:, None]).astype(o_ref.dtype)
+
+
+def _block_for(seq: int) -> int:
+    # Power of two (Triton needs it), at least 16 (smallest MMA tile), at most BLOCK.
+    return min(BLOCK, max(16, 1 << (seq - 1).bit_length()))
+
+
+@functools.partial(jax.jit, static_argnames=("scale", "platform"))
+def _flash(q, k, v, segment_ids, *, scale: float, platform: str):
+    batch, seq, heads, head_dim = q.shape
+    block = _block_for(seq)
+    (q, k, v), segment_ids = pad_seq((q, k, v), segment_ids, block)
+    padded = segment_ids.shape[1]
+    # [B, T, H, D] -> [B, H, T, D]: the blocked dims must be the last two (Mosaic tiling).
+    q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
+    q_block = pc.block_spec((None, None, block, head_dim), lambda b, h, i: (b, h, i, 0))
+    kv_full = pc.block_spec((None, None, padded, head_dim), lambda b, h, i: (b, h, 0, 0))
+    out = pc.pallas_call(
+        functools.partial(_kernel, scale=scale, block_k=block),
+        grid=(batch, heads, padded // block),
+        in_specs=[
+            pc.block_spec((None, block), lambda b, h, i: (b, i)),
+            pc.block_spec((None, padded), lambda b, h, i: (b, 0)),
+            q_block,
+            kv_full,
+            kv_full,
+        ],
+        out_specs=q_block,
+        out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype),
+        interpret=pc.interpret(platform),
+        compiler_params=pc.compiler_params(platform, parallel_dims=3),
+        name="docbeam_flash",
+    )(segment_ids, segment_ids, q, k, v)
+    return out.transpose(0, 2, 1, 3)[:, :seq]
+
+
+def attend(
+    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+) -> jax.Array:
+    from kernels.registry import platform_of_backend
+
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    out = _flash(q, k, v, segment_ids.astype(jnp.int32), scale=scale, platform=platform_of_backend())
+    return padding_to_zeros(out, segment_ids)
+
+
+def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
+    if platform not in ("cpu", "gpu", "tpu"):
+        return f"no Pallas backend for platform {platform!r}"
+    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16):
+        return f"dtype {dtype} not supported (float32, bfloat16)"
+    if shape is not None and shape[-1] % 8:
+        return f"head_dim {shape[-1]} not a multiple of 8"
+    return None
+
+
+KERNEL = KernelSpec(
+    name="flash",
+    attend=attend,
+    runs_here=_runs_here,
+    summary="docbeam Pallas kernel: online softmax, segment ids, skips invisible key blocks",
+    emulated_on=("cpu",),
+)

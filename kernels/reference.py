@@ -1,0 +1,39 @@
+"""The oracle: attention written out in full, nothing fused, nothing skipped."""
+
+import jax
+import jax.numpy as jnp
+
+from kernels.spec import KernelSpec, padding_to_zeros
+
+
+def segment_mask(segment_ids: jax.Array) -> jax.Array:
+    """[B, T] ids -> [B, T, T] bool: same segment and not padding."""
+    same = segment_ids[:, :, None] == segment_ids[:, None, :]
+    return same & (segment_ids[:, None, :] != 0)
+
+
+def attend(
+    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+) -> jax.Array:
+    compute = jnp.promote_types(q.dtype, jnp.float32)  # float64 stays float64 for the oracle
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    logits = jnp.einsum("bqhd,bkhd->bhqk", q.astype(compute), k.astype(compute)) * scale
+    mask = segment_mask(segment_ids)[:, None, :, :]
+    logits = jnp.where(mask, logits, -jnp.inf)
+    # A padding query sees nothing; keep its softmax finite, then zero it.
+    logits = jnp.where(mask.any(-1, keepdims=True), logits, 0.0)
+    probs = jax.nn.softmax(logits, axis=-1)
+    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v.astype(compute))
+    return padding_to_zeros(out, segment_ids).astype(q.dtype)
+
+
+def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
+    return None
+
+
+KERNEL = KernelSpec(
+    name="reference",
+    attend=attend,
+    runs_here=_runs_here,
+    summary="einsum + float32 softmax; materialises [B,H,T,T]; the oracle",
+)

@@ -1,0 +1,62 @@
+"""Adapter: JAX's Pallas TPU splash attention (block-sparse; skips fully masked blocks).
+
+Upstream differences this file absorbs: one example at a time ([H, T, D], vmapped here);
+no softmax scale (q is pre-scaled); sequence padded to the 128 block; the mask object is
+built once per (T, H) and cached; padding rows zeroed. On CPU it runs with the kernel's
+own `interpret=True` (for checking only).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
+
+from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # isort: skip  (version-sensitive)
+
+BLOCK = 128
+
+
+@functools.lru_cache(maxsize=16)
+def _kernel(seq: int, heads: int, interpret: bool):
+    mask = upstream.MultiHeadMask([upstream.FullMask((seq, seq))] * heads)
+    sizes = upstream.BlockSizes(block_q=BLOCK, block_kv=BLOCK, block_kv_compute=BLOCK)
+    # The kernel holds mask-info arrays; make them concrete so the cache never holds a tracer.
+    with jax.ensure_compile_time_eval():
+        return upstream.make_splash_mha(mask, head_shards=1, q_seq_shards=1, block_sizes=sizes, interpret=interpret)
+
+
+def attend(
+    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+) -> jax.Array:
+    from kernels.registry import platform_of_backend
+
+    seq, heads = q.shape[1], q.shape[2]
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    (q, k, v), seg = pad_seq((q, k, v), segment_ids, BLOCK)
+    kernel = _kernel(q.shape[1], heads, platform_of_backend() == "cpu")
+
+    def one(qi, ki, vi, si):
+        ids = upstream.SegmentIds(q=si, kv=si)
+        return kernel((qi * scale).astype(qi.dtype), ki, vi, segment_ids=ids)
+
+    out = jax.vmap(one)(*(x.transpose(0, 2, 1, 3) for x in (q, k, v)), seg)
+    return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
+
+
+def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
+    if platform not in ("tpu", "cpu"):
+        return "TPU-only kernel (Mosaic); no GPU lowering"
+    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16):
+        return f"dtype {dtype} not supported (float32, bfloat16)"
+    return None
+
+
+KERNEL = KernelSpec(
+    name="splash",
+    attend=attend,
+    runs_here=_runs_here,
+    summary="JAX's Pallas TPU splash attention (block-sparse, segment ids)",
+    emulated_on=("cpu",),
+)

@@ -1,0 +1,53 @@
+"""Adapter: JAX's Pallas TPU flash attention (jax.experimental.pallas.ops.tpu.flash_attention).
+
+Upstream differences this file absorbs: layout [B, H, T, D]; `sm_scale` defaults to 1.0
+(not 1/sqrt(D)); block sizes must divide the kv length and be multiples of 128 (short sequences are padded); padding queries (id 0) attend to
+padding keys, so their rows are zeroed here. On CPU it runs emulated under
+`force_tpu_interpret_mode` (for checking only).
+"""
+
+import jax
+import jax.numpy as jnp
+
+from kernels import pallas_compat as pc
+from kernels.spec import KernelSpec, padding_to_zeros, pad_seq
+
+from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # isort: skip  (version-sensitive)
+
+BLOCK = 128
+
+
+def attend(
+    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+) -> jax.Array:
+    from kernels.registry import platform_of_backend
+
+    seq, block = q.shape[1], BLOCK  # short sequences too: upstream needs kv blocks of 128
+    (q, k, v), seg = pad_seq((q, k, v), segment_ids, block)
+    bhtd = [x.transpose(0, 2, 1, 3) for x in (q, k, v)]
+    sizes = upstream.BlockSizes(block_q=block, block_k_major=block, block_k=block, block_b=1)
+    with pc.tpu_interpret_mode(platform_of_backend() == "cpu"):
+        out = upstream.flash_attention(
+            *bhtd,
+            segment_ids=upstream.SegmentIds(q=seg, kv=seg),
+            sm_scale=q.shape[-1] ** -0.5 if scale is None else scale,
+            block_sizes=sizes,
+        )
+    return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
+
+
+def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
+    if platform not in ("tpu", "cpu"):
+        return "TPU-only kernel (Mosaic); no GPU lowering"
+    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16):
+        return f"dtype {dtype} not supported (float32, bfloat16)"
+    return None
+
+
+KERNEL = KernelSpec(
+    name="tpu_flash",
+    attend=attend,
+    runs_here=_runs_here,
+    summary="JAX's Pallas TPU flash_attention (segment ids, [B,H,T,D] inside)",
+    emulated_on=("cpu",),
+)

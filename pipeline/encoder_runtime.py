@@ -1,0 +1,111 @@
+"""The encoder on this worker's devices: weights placed once, one executable per batch shape.
+
+No Beam here; `inference.EncoderHandler` wraps this for RunInference. Batches are split
+across every local device (data parallel over a 1-D mesh), so a v5e-4 or an 8-GPU host
+uses all its chips; shapes whose row count does not divide evenly run on one device.
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+
+import kernels
+from model import embed_segments, load_checkpoint
+from pipeline.packing import PackedBatch, PackSpec
+
+log = logging.getLogger("docbeam.encoder")
+
+DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    model: str | None  # checkpoint directory or gs:// prefix; None = the default model
+    model_sha256: str | None
+    attention: str
+    dtype: str
+    pack: PackSpec
+
+
+@dataclass
+class EncodeStats:
+    device_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    compilations: int = 0
+    batches: int = 0
+
+
+class EncoderRuntime:
+    def __init__(self, settings: EncoderSettings):
+        path = settings.model
+        if path and path.startswith("gs://"):
+            from pipeline.storage import (
+                localize_checkpoint,  # downloads once per worker, sha256-checked
+            )
+
+            path = localize_checkpoint(path, expected_sha256=settings.model_sha256)
+        self.checkpoint, params = load_checkpoint(path)
+        cfg = self.checkpoint.config
+        if settings.pack.seq_len > cfg.max_positions:
+            raise ValueError(f"--max-seq-len {settings.pack.seq_len} exceeds the model's {cfg.max_positions} positions")
+        self.settings = settings
+        self.dtype = DTYPES[settings.dtype]
+        self.platform = kernels.platform_of_backend()
+        shape = (settings.pack.rows, settings.pack.seq_len, cfg.heads, cfg.head_dim)
+        self.choice = kernels.get(settings.attention, platform=self.platform, shape=shape, dtype=settings.dtype)
+        self.devices = jax.local_devices()
+        self.mesh = Mesh(np.array(self.devices), ("data",))
+        replicated = NamedSharding(self.mesh, PartitionSpec())
+        params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
+        self.params = jax.device_put(params, replicated)
+        attend, slots = self.choice.attend, settings.pack.max_segments
+        self._fn = jax.jit(
+            lambda p, tokens, seg, pos: embed_segments(p, cfg, tokens, seg, pos, attend=attend, max_segments=slots)
+        )
+        self._executables: dict[tuple[int, int], object] = {}
+        self.stats = EncodeStats()
+        log.info("encoder on %d %s device(s), attention %s", len(self.devices), self.platform, self.choice.reason)
+
+    def _param_dtype(self, a: np.ndarray):
+        # Layer-norm parameters (1-D) stay float32; matrices follow the compute dtype.
+        return jnp.float32 if a.ndim == 1 else self.dtype
+
+    def _sharding(self, rows: int):
+        if rows % len(self.devices) == 0:
+            return NamedSharding(self.mesh, PartitionSpec("data", None))
+        return SingleDeviceSharding(self.devices[0])
+
+    def _executable(self, rows: int, seq: int):
+        key = (rows, seq)
+        if key not in self._executables:
+            t0 = time.perf_counter()
+            spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=self._sharding(rows))
+            self._executables[key] = self._fn.lower(self.params, spec, spec, spec).compile()
+            self.stats.compile_seconds += time.perf_counter() - t0
+            self.stats.compilations += 1
+            log.info("compiled encoder for [%d, %d] in %.1fs", rows, seq, time.perf_counter() - t0)
+        return self._executables[key]
+
+    def dispatch(self, batch: PackedBatch) -> jax.Array:
+        """Start the encoder on a batch; returns without waiting (JAX dispatch is async)."""
+        rows, seq = batch.shape
+        exe = self._executable(rows, seq)
+        sharding = self._sharding(rows)
+        args = (jax.device_put(x, sharding) for x in (batch.tokens, batch.segment_ids, batch.positions))
+        return exe(self.params, *args)
+
+    def encode(self, batches: list[PackedBatch]) -> list[np.ndarray]:
+        """[rows, max_segments, hidden] float32 per batch. All are dispatched before any is awaited."""
+        for b in batches:  # compile outside the device-time window
+            self._executable(*b.shape)
+        t0 = time.perf_counter()
+        pending = [self.dispatch(b) for b in batches]
+        out = [np.asarray(jax.block_until_ready(p), dtype=np.float32) for p in pending]
+        self.stats.device_seconds += time.perf_counter() - t0
+        self.stats.batches += len(batches)
+        return out

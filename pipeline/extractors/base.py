@@ -1,0 +1,45 @@
+"""The extractor contract.
+
+An extractor may
+- add per-document segments to embed (`candidates`): phrases, sentences, ...;
+- add run-wide segments embedded once (`shared_segments`): label descriptions;
+- add rows straight from the text (`text_rows`): patterns such as entities;
+- turn the vectors into rows once the document embedding is known (`extract`).
+Segments from all of them ride the same tokenize -> pack -> encode pass as the chunks.
+"""
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from model.tokenizer import SpecialTokens
+from pipeline.documents import DocInfo, Document, Segment, SegmentVector
+
+SHARED_UID = "__shared__"
+
+
+class ExtractorError(ValueError):
+    """Bad extractor configuration (e.g. a label file that does not parse): fails before the job."""
+
+
+class Extractor:
+    name: str = ""
+
+    def candidates(
+        self, doc: Document, tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int
+    ) -> list[Segment]:
+        return []
+
+    def shared_segments(self, tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int) -> list[Segment]:
+        return []
+
+    def text_rows(self, doc: Document) -> list[dict]:
+        return []
+
+    def extract(
+        self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared: list[SegmentVector]
+    ) -> list[dict]:
+        return []
+
+
+def row(doc_id: str, kind: str, value: str, score: float, start: int | None, end: int | None) -> dict:
+    return {"doc_id": doc_id, "kind": kind, "value": value, "score": float(score), "start_char": start, "end_char": end}

@@ -1,0 +1,99 @@
+"""RunInference ModelHandler around the JAX encoder (Beam's contract for inference)."""
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from apache_beam.ml.inference.base import ModelHandler
+
+from pipeline.documents import SegmentVector
+from pipeline.encoder_runtime import EncoderRuntime, EncoderSettings
+from pipeline.metering import StageMeter
+from pipeline.packing import PackedBatch
+
+log = logging.getLogger("docbeam.encoder")
+
+
+class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRuntime]):
+    """Input: packed batches (already fixed-shape). Output: one SegmentVector per segment.
+
+    Packing happens upstream, so RunInference must not batch again: one packed batch per call.
+    """
+
+    def __init__(self, settings: EncoderSettings, share_across_processes: bool = False):
+        super().__init__()
+        self.settings = settings
+        self._share = share_across_processes
+        self._meter: StageMeter | None = None
+        self._last = None
+
+    def load_model(self) -> EncoderRuntime:
+        return EncoderRuntime(self.settings)
+
+    def run_inference(
+        self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
+    ) -> Iterable[list[SegmentVector]]:
+        meter = self._meter = self._meter or StageMeter("encode")
+        before = (model.stats.device_seconds, model.stats.compile_seconds, model.stats.compilations)
+        with meter.timed():
+            outputs = model.encode(list(batch))
+            results = [_unpack(b, out, model.choice.name) for b, out in zip(batch, outputs)]
+        s = model.stats
+        real = sum(b.real_tokens for b in batch)
+        fed = sum(b.tokens.size for b in batch)
+        meter.add(
+            elements_in=sum(len(b.slots) for b in batch),
+            elements_out=sum(len(r) for r in results),
+            bytes_in=sum(b.tokens.nbytes * 3 for b in batch),
+            bytes_out=sum(o.nbytes for o in outputs),
+            device_us=(s.device_seconds - before[0]) * 1e6,
+            compile_us=(s.compile_seconds - before[1]) * 1e6,
+            compilations=s.compilations - before[2],
+            tokens=real,
+            pad_tokens=fed - real,
+        )
+        meter.sample_rss()
+        self._progress(model, real)
+        return results
+
+    def _progress(self, model: EncoderRuntime, tokens: int) -> None:
+        now = time.perf_counter()
+        if self._last is None:
+            self._last = [now, 0, now]
+        self._last[1] += tokens
+        if now - self._last[2] >= 10:  # a line every 10 s on long runs
+            rate = self._last[1] / max(now - self._last[0], 1e-9)
+            log.info("encoded %d tokens in %d batches (%.0f tokens/s)", self._last[1], model.stats.batches, rate)
+            self._last[2] = now
+
+    def get_num_bytes(self, batch: Sequence[PackedBatch]) -> int:
+        return sum(b.tokens.nbytes for b in batch)
+
+    def get_metrics_namespace(self) -> str:
+        return "docbeam.encode"
+
+    def batch_elements_kwargs(self) -> dict:
+        return {"min_batch_size": 1, "max_batch_size": 1}
+
+    def share_model_across_processes(self) -> bool:
+        return self._share
+
+
+def _unpack(batch: PackedBatch, vectors: np.ndarray, attention: str) -> list[SegmentVector]:
+    return [
+        SegmentVector(
+            s.uid,
+            s.doc_id,
+            s.kind,
+            s.index,
+            s.start_char,
+            s.end_char,
+            s.n_tokens,
+            vectors[row, sid - 1].copy(),
+            attention,
+            s.text,
+        )
+        for row, sid, s in batch.slots
+    ]

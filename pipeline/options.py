@@ -1,0 +1,107 @@
+"""Every docbeam flag, as Beam PipelineOptions so the same flags work for `docbeam run`,
+`python -m pipeline.run` (Airflow, Dataflow) and reach the workers.
+
+Each flag is registered as `--max-seq-len` and `--max_seq_len`: people type dashes, while
+Beam re-serialises options to workers by their underscore dest names.
+"""
+
+import argparse
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+ATTENTION_CHOICES = ["auto", "native", "flash", "reference", "tpu_flash", "splash", "gpu_mha", "tokamax"]
+EXTRACTORS = ["keyphrases", "summary", "labels", "entities"]
+
+
+def _flag(parser: argparse.ArgumentParser, name: str, **kwargs) -> None:
+    names = [f"--{name}"] + ([f"--{name.replace('-', '_')}"] if "-" in name else [])
+    parser.add_argument(*names, dest=name.replace("-", "_"), **kwargs)
+
+
+def extract_list(value: str) -> list[str]:
+    kinds = [k.strip() for k in value.split(",") if k.strip()] if value else []
+    unknown = [k for k in kinds if k not in EXTRACTORS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown extractor(s) {unknown}; choose from {','.join(EXTRACTORS)}")
+    return kinds
+
+
+def positive_int(value: str) -> int:
+    n = int(value)
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return n
+
+
+class DocbeamOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        _flag(
+            parser,
+            "input",
+            nargs="+",
+            action="extend",
+            metavar="GLOB",
+            help="input files: one or more globs, local or gs:// (.jsonl[.gz], .parquet, .txt, .md, .html)",
+        )
+        _flag(parser, "output", metavar="DIR", help="output folder or gs:// prefix")
+        _flag(
+            parser,
+            "attention",
+            default="auto",
+            choices=ATTENTION_CHOICES,
+            help="attention kernel; auto picks per platform and records why (see `docbeam kernels`)",
+        )
+        _flag(parser, "extract", default="", type=str, help=f"comma-separated extractors: {','.join(EXTRACTORS)}")
+        # Not --labels: Beam already owns that flag (Dataflow job labels).
+        _flag(
+            parser,
+            "label-file",
+            metavar="FILE",
+            help="labels for the `labels` extractor: JSON or YAML mapping label -> description(s)",
+        )
+        _flag(
+            parser,
+            "max-seq-len",
+            type=positive_int,
+            default=256,
+            help="tokens per window incl. [CLS]/[SEP] (default 256, the model's training length)",
+        )
+        _flag(parser, "stride", type=int, default=32, help="tokens shared by consecutive windows of a long document")
+        _flag(
+            parser,
+            "model",
+            metavar="PATH",
+            help="checkpoint dir or gs:// prefix (config.json, model.safetensors, tokenizer.json); "
+            "default all-MiniLM-L6-v2",
+        )
+        _flag(parser, "model-sha256", metavar="HEX", help="refuse to load weights whose sha256 differs")
+        _flag(parser, "dtype", default="float32", choices=["float32", "bfloat16"], help="encoder compute dtype")
+        _flag(parser, "batch-rows", type=positive_int, default=32, help="rows per packed encoder batch")
+        _flag(parser, "id-field", default="id", help="JSONL/Parquet field holding the document id")
+        _flag(parser, "text-field", default="text", help="JSONL/Parquet field holding the text")
+        _flag(
+            parser,
+            "max-doc-bytes",
+            type=positive_int,
+            default=64 << 20,
+            help="reject documents larger than this (default 64 MiB)",
+        )
+        _flag(
+            parser,
+            "max-decompressed-bytes",
+            type=positive_int,
+            default=4 << 30,
+            help="stop reading a compressed file past this many bytes (gzip bombs; default 4 GiB)",
+        )
+        _flag(parser, "pricing", metavar="FILE", help="price table YAML (default infra/pricing/prices.yaml)")
+        _flag(
+            parser,
+            "hardware",
+            default=None,
+            help="hardware the run is billed as (cpu, tpu-v5e, l4, ...); default: what the workers have",
+        )
+        _flag(parser, "profile", metavar="DIR", help="capture a JAX profiler trace of a few encoder batches here")
+        _flag(parser, "resume", action="store_true", help="skip input shards already committed to --output")
+        _flag(parser, "overwrite", action="store_true", help="delete earlier outputs under --output first")
+        _flag(parser, "budget-usd", type=float, help="refuse to start when the projected cost exceeds this")

@@ -1,0 +1,105 @@
+"""Every attention implementation that runs here, against the float64 reference.
+
+Fresh random inputs each session (seed printed on failure; set DOCBEAM_TEST_SEED to
+replay). Interpret-mode kernels are exercised on small shapes so the suite stays fast.
+"""
+
+import os
+import secrets
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import kernels
+from kernels import reference
+
+SEED = int(os.environ.get("DOCBEAM_TEST_SEED", secrets.randbits(32)))
+TOLERANCE = {"float32": 1e-5, "bfloat16": 2e-2}  # max |out - ref| / max |ref|
+
+
+def _segments(batch: int, seq: int, layout: str, rng) -> np.ndarray:
+    seg = np.zeros((batch, seq), np.int32)
+    for b in range(batch):
+        if layout == "packed":  # several segments of random length, then padding
+            at, sid = 0, 1
+            while at < seq - 4:
+                n = int(rng.integers(1, max(2, seq // 2)))
+                seg[b, at : at + n] = sid
+                at, sid = at + n, sid + 1
+        elif layout == "interleaved":  # ids need not be sorted or contiguous
+            seg[b] = rng.integers(1, 4, seq)
+        elif layout == "one":
+            seg[b] = 1
+    if layout == "packed" and batch > 1:
+        seg[-1] = 0  # an all-padding row
+    return seg
+
+
+CASES = {
+    # name: (batch, seq, heads, head_dim, layout)
+    "seq_not_divisible_by_block": (2, 200, 12, 32, "packed"),
+    "seq_shorter_than_block": (2, 17, 12, 64, "packed"),
+    "batch_1_heads_12x64": (1, 130, 12, 64, "one"),
+    "unsorted_ids": (2, 48, 12, 32, "interleaved"),
+}
+
+
+def _inputs(case: str, dtype: str):
+    batch, seq, heads, dim, layout = CASES[case]
+    rng = np.random.default_rng([SEED, hash(case) & 0xFFFF])
+    q, k, v = (rng.standard_normal((batch, seq, heads, dim)).astype(np.float32) for _ in range(3))
+    q, k, v = (np.asarray(jnp.asarray(x, dtype).astype(jnp.float32)) for x in (q, k, v))  # as the kernel sees them
+    return q, k, v, _segments(batch, seq, layout, rng)
+
+
+def _oracle(q, k, v, seg) -> np.ndarray:
+    with jax.enable_x64(True):
+        args = (jnp.asarray(x, jnp.float64) for x in (q, k, v))
+        return np.asarray(reference.attend(*args, segment_ids=jnp.asarray(seg)))
+
+
+IMPLEMENTATIONS = kernels.available()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("name", IMPLEMENTATIONS)
+def test_matches_float64_reference(name, case, dtype):
+    q, k, v, seg = _inputs(case, dtype)
+    batch, seq, heads, dim, _ = CASES[case]
+    if kernels.registry.why_not(name, kernels.platform_of_backend(), (batch, seq, heads, dim), dtype):
+        pytest.skip(f"{name} does not take {dtype}")
+    attend = kernels.get(name, shape=(batch, seq, heads, dim), dtype=dtype).attend
+    out = jax.jit(lambda a, b, c, s: attend(a, b, c, segment_ids=s))(*(jnp.asarray(x, dtype) for x in (q, k, v)), seg)
+    out = np.asarray(out.astype(jnp.float32), np.float64)
+    ref = _oracle(q, k, v, seg)
+    assert out.shape == ref.shape and out.dtype == np.float64
+    err = np.abs(out - ref).max() / np.abs(ref).max()
+    assert err <= TOLERANCE[dtype], f"{name} {case} {dtype}: relative error {err:.2e} (seed {SEED})"
+    assert np.all(out[seg == 0] == 0), f"{name}: padding rows must be exactly zero (seed {SEED})"
+
+
+@pytest.mark.parametrize("name", IMPLEMENTATIONS)
+def test_segments_do_not_leak(name):
+    """Changing one segment's keys and values never moves another segment's outputs."""
+    q, k, v, _ = _inputs("seq_not_divisible_by_block", "float32")
+    seg = np.zeros(q.shape[:2], np.int32)
+    seg[:, :90], seg[:, 90:190] = 1, 2
+    attend = kernels.get(name, shape=q.shape).attend
+    run = jax.jit(lambda a, b, c: attend(a, b, c, segment_ids=seg))
+    before = np.asarray(run(q, k, v))
+    k2, v2 = k.copy(), v.copy()
+    k2[:, 90:190] += 3.0
+    v2[:, 90:190] -= 5.0
+    after = np.asarray(run(q, k2, v2))
+    assert np.array_equal(before[:, :90], after[:, :90]), f"{name}: segment 2 leaked into segment 1"
+    assert not np.allclose(before[:, 90:190], after[:, 90:190])
+
+
+def test_all_expected_implementations_run_on_cpu():
+    # Everything docbeam ships must at least run emulated here, so CI checks every one.
+    if kernels.platform_of_backend() != "cpu":
+        pytest.skip("CPU-only expectation")
+    assert {"reference", "native", "flash", "tpu_flash", "splash", "gpu_mha"} <= set(IMPLEMENTATIONS)

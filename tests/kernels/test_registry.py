@@ -1,0 +1,66 @@
+import pytest
+
+import kernels
+from kernels import registry
+
+SHAPE = (32, 256, 12, 32)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "gpu", "tpu"])
+@pytest.mark.parametrize("seq", [16, 100, 128, 256, 2048])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_auto_never_fails_and_says_why(platform, seq, dtype):
+    choice = kernels.get("auto", platform=platform, shape=(8, seq, 12, 32), dtype=dtype)
+    assert choice.requested == "auto" and choice.name in kernels.names()
+    assert choice.reason.startswith(f"{choice.name}: ") and len(choice.reason) > 20
+
+
+def test_auto_rules():
+    assert kernels.get("auto", platform="cpu", shape=SHAPE).name == "native"
+    assert kernels.get("auto", platform="tpu", shape=SHAPE).name == "splash"
+    assert kernels.get("auto", platform="tpu", shape=(32, 200, 12, 32)).name == "native"
+    assert kernels.get("auto", platform="gpu", shape=SHAPE, dtype="bfloat16").name == "native"
+    assert kernels.get("auto", platform="gpu", shape=(8, 4096, 12, 64), dtype="float32").name == "flash"
+    tpu = kernels.get("auto", platform="tpu", shape=SHAPE)
+    assert "T=256 divisible by block 128" in tpu.reason
+
+
+def test_explicit_request_that_cannot_run_is_a_clear_error():
+    with pytest.raises(kernels.KernelUnavailable) as err:
+        kernels.get("tpu_flash", platform="gpu", shape=SHAPE)
+    msg = str(err.value)
+    assert "tpu_flash" in msg and "TPU-only" in msg and "Runs here:" in msg and "native" in msg
+
+
+def test_unknown_name_lists_the_choices():
+    with pytest.raises(kernels.KernelUnavailable, match="choose one of: auto, reference, native"):
+        kernels.get("magic", platform="cpu")
+
+
+def test_flash_on_cpu_says_it_is_interpreted():
+    choice = kernels.get("flash", platform="cpu", shape=SHAPE)
+    assert choice.name == "flash" and "interpret mode" in choice.reason
+
+
+def test_report_lists_every_implementation():
+    rows = kernels.report("cpu", SHAPE)
+    assert [r["name"] for r in rows] == kernels.names()
+    flash = next(r for r in rows if r["name"] == "flash")
+    assert flash["available"] and "emulated" in flash["note"]
+
+
+def test_broken_adapter_is_unavailable_not_fatal(monkeypatch):
+    monkeypatch.setitem(registry.KERNELS, "broken", "kernels.does_not_exist")
+    assert "cannot import" in registry.why_not("broken", "cpu")
+    assert "broken" not in kernels.available("cpu")
+    assert kernels.get("auto", platform="cpu").name == "native"
+
+
+def test_calls_are_named_for_the_profiler():
+    import jax
+    import jax.numpy as jnp
+
+    attend = kernels.get("native", platform="cpu").attend
+    x = jnp.ones((1, 8, 2, 4))
+    hlo = jax.jit(lambda a: attend(a, a, a, segment_ids=jnp.ones((1, 8), jnp.int32))).lower(x).as_text(debug_info=True)
+    assert "attention_native" in hlo
