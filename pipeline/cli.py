@@ -1,6 +1,7 @@
 """The `docbeam` command: run, submit, estimate, report, kernels."""
 
 import argparse
+import json
 import os
 import sys
 
@@ -8,39 +9,133 @@ USAGE = """docbeam <command> [options]
 
 commands:
   run       run the job (DirectRunner by default) on --input, write the output contract to --output
-  submit    the same job on Dataflow with TPU or GPU workers
-  estimate  run a sample, project time and cost for the whole input
+  submit    the same job on Dataflow with TPU or GPU workers (--dry-run prints the options)
+  estimate  run a sample here, project time and cost for the whole input on some hardware
   report    print / re-render the cost report of a finished run
   kernels   which attention kernels this machine can run, and why not
 
 `docbeam <command> --help` explains each one."""
 
 
-def _quiet_jax() -> None:
-    # On a machine without a TPU, libtpu (from the tpu extra) prints errors at JAX start-up.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    from pipeline.options import DocbeamOptions
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    DocbeamOptions._add_argparse_args(parser)
+    return parser
 
 
 def cmd_run(argv: list[str]) -> int:
-    from apache_beam.options.pipeline_options import PipelineOptions  # noqa: F401
-
     from pipeline import run
-    from pipeline.options import DocbeamOptions
 
-    parser = argparse.ArgumentParser(
-        prog="docbeam run",
-        description="Embed documents (and extract, with --extract) into Parquet under --output. "
-        "Any other Beam pipeline option (--runner, --direct_num_workers, ...) is passed through.",
-    )
-    DocbeamOptions._add_argparse_args(parser)
     if "-h" in argv or "--help" in argv:
-        parser.print_help()
+        _job_parser(
+            "docbeam run",
+            "Embed documents (and extract, with --extract) into Parquet under --output. "
+            "Any other Beam pipeline option (--runner, --direct_num_workers, ...) passes through.",
+        ).print_help()
         return 0
     return run.main(argv)
 
 
+def cmd_submit(argv: list[str]) -> int:
+    from pipeline import run, submit
+
+    parser = argparse.ArgumentParser(
+        prog="docbeam submit",
+        description="Run the job on Dataflow with TPU or GPU workers. Takes every `docbeam run` flag "
+        "(--input gs://..., --output gs://..., --extract, ...) plus the Dataflow flags below.",
+    )
+    submit.add_submit_args(parser)
+    if "-h" in argv or "--help" in argv:
+        parser.print_help()
+        return 0
+    ns, job = parser.parse_known_args(argv)
+    try:
+        opts = submit.dataflow_options(ns)
+        hardware = submit.hardware_spec(ns)
+    except submit.SubmitError as exc:
+        print(f"docbeam submit: {exc}", file=sys.stderr)
+        return 2
+    job_argv = [*job, *submit.dataflow_argv(ns), f"--hardware={hardware}"]
+    if ns.dry_run:
+        print(
+            json.dumps(
+                {
+                    "pipeline_options": opts,
+                    "hardware": hardware,
+                    "job_flags": job,
+                    "missing": submit.missing_required(ns),
+                    "argv": job_argv,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    missing = submit.missing_required(ns)
+    if missing:
+        print(f"docbeam submit: missing {', '.join('--' + m.replace('_', '-') for m in missing)}", file=sys.stderr)
+        return 2
+    return run.main(job_argv)
+
+
+def cmd_estimate(argv: list[str]) -> int:
+    from pipeline.estimate import estimate, render
+    from pipeline.run import UsageError, configure_logging
+
+    parser = argparse.ArgumentParser(
+        prog="docbeam estimate",
+        description="Run the job on a sample of --input here, then project time and dollars for the whole input "
+        "on --hardware. Other `docbeam run` flags (--extract, --max-seq-len, ...) apply to the sample.",
+    )
+    parser.add_argument("--input", nargs="+", action="extend", required=True, metavar="GLOB")
+    parser.add_argument("--sample", type=int, default=200, help="documents to run here (default 200)")
+    parser.add_argument(
+        "--hardware",
+        default="cpu",
+        help="cpu (this machine), tpu-v5e, tpu-v6e, tpu-v5p, l4, a100, a100-80gb, h100; NAME:N for N chips",
+    )
+    parser.add_argument("--pricing", help="price table YAML (default infra/pricing/prices.yaml)")
+    parser.add_argument("--json", metavar="FILE", help="also write the estimate as JSON")
+    ns, job = parser.parse_known_args(argv)
+    configure_logging()
+    try:
+        est = estimate(ns.input, job, sample_size=ns.sample, hardware=ns.hardware, pricing=ns.pricing)
+    except (UsageError, ValueError) as exc:
+        print(f"docbeam estimate: {exc}", file=sys.stderr)
+        return 2
+    print(render(est))
+    if ns.json:
+        with open(ns.json, "w") as f:
+            json.dump(est, f, indent=2)
+    return 0
+
+
+def cmd_report(argv: list[str]) -> int:
+    from pipeline import report, storage
+
+    parser = argparse.ArgumentParser(
+        prog="docbeam report",
+        description="Print the cost report of a finished run and re-render _cost/report.md and stages.png "
+        "from _cost/report.json.",
+    )
+    parser.add_argument("dir", help="the run's --output folder or gs:// prefix")
+    parser.add_argument("--json", action="store_true", help="print the JSON instead of the Markdown")
+    ns = parser.parse_args(argv)
+    path = f"{ns.dir.rstrip('/')}/_cost/report.json"
+    if not storage.exists(path):
+        print(f"docbeam report: {path} not found (is {ns.dir} a finished docbeam run?)", file=sys.stderr)
+        return 2
+    data = json.loads(storage.read_text(path))
+    report.write(data, ns.dir)
+    print(json.dumps(data, indent=2) if ns.json else report.render_markdown(data))
+    return 0
+
+
 def cmd_kernels(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="docbeam kernels", description=cmd_kernels.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="docbeam kernels", description="List every attention implementation, whether it runs here and why not."
+    )
     parser.add_argument("--seq-len", type=int, default=256)
     parser.add_argument("--dtype", default="float32")
     args = parser.parse_args(argv)
@@ -51,7 +146,7 @@ def cmd_kernels(argv: list[str]) -> int:
     print(f"platform: {platform}; shape [batch, seq, heads, head_dim] = {list(shape)}, {args.dtype}\n")
     for r in kernels.report(platform, shape, args.dtype):
         mark = "yes" if r["available"] else "no "
-        print(f"  {r['name']:<10} {mark}  {r['summary'] or ''}")
+        print(f"  {r['name']:<10} {mark}  {r['summary']}")
         if r["note"]:
             print(f"  {'':<10}      {r['note']}")
     auto = kernels.get("auto", platform=platform, shape=shape, dtype=args.dtype)
@@ -59,13 +154,18 @@ def cmd_kernels(argv: list[str]) -> int:
     return 0
 
 
-cmd_kernels.__doc__ = "List every attention implementation, whether it runs here and why not."
-
-COMMANDS = {"run": cmd_run, "kernels": cmd_kernels}
+COMMANDS = {
+    "run": cmd_run,
+    "submit": cmd_submit,
+    "estimate": cmd_estimate,
+    "report": cmd_report,
+    "kernels": cmd_kernels,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    _quiet_jax()
+    # On a machine without a TPU, libtpu (the tpu extra) is noisy at JAX start-up.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)

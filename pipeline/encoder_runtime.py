@@ -5,6 +5,7 @@ across every local device (data parallel over a 1-D mesh), so a v5e-4 or an 8-GP
 uses all its chips; shapes whose row count does not divide evenly run on one device.
 """
 
+import atexit
 import logging
 import time
 from dataclasses import dataclass
@@ -30,6 +31,11 @@ class EncoderSettings:
     attention: str
     dtype: str
     pack: PackSpec
+    profile_dir: str | None = None  # capture a profiler trace of PROFILE_BATCHES batches here
+    leak_threshold_mb: int = 256  # memory growth after warm-up that counts as a leak
+
+
+PROFILE_BATCHES = 3
 
 
 @dataclass
@@ -69,6 +75,7 @@ class EncoderRuntime:
         )
         self._executables: dict[tuple[int, int], object] = {}
         self.stats = EncodeStats()
+        self._tracing = False
         log.info("encoder on %d %s device(s), attention %s", len(self.devices), self.platform, self.choice.reason)
 
     def _param_dtype(self, a: np.ndarray):
@@ -103,9 +110,23 @@ class EncoderRuntime:
         """[rows, max_segments, hidden] float32 per batch. All are dispatched before any is awaited."""
         for b in batches:  # compile outside the device-time window
             self._executable(*b.shape)
+        self._profile_start()
         t0 = time.perf_counter()
         pending = [self.dispatch(b) for b in batches]
         out = [np.asarray(jax.block_until_ready(p), dtype=np.float32) for p in pending]
         self.stats.device_seconds += time.perf_counter() - t0
         self.stats.batches += len(batches)
+        self._profile_stop()
         return out
+
+    def _profile_start(self) -> None:
+        if self.settings.profile_dir and self.stats.batches == 0 and not self._tracing:
+            jax.profiler.start_trace(self.settings.profile_dir)
+            self._tracing = True
+            atexit.register(self._profile_stop, force=True)  # a run shorter than the window
+            log.info("profiling %d encoder batches into %s", PROFILE_BATCHES, self.settings.profile_dir)
+
+    def _profile_stop(self, force: bool = False) -> None:
+        if self._tracing and (force or self.stats.batches >= PROFILE_BATCHES):
+            jax.profiler.stop_trace()
+            self._tracing = False

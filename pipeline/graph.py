@@ -241,8 +241,10 @@ class Assemble(beam.DoFn):
         return rows
 
 
-def build(p: beam.Pipeline, plan: JobPlan) -> dict[str, beam.PCollection]:
-    """Wire the job into `p`; returns the output PCollections by table name."""
+def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None) -> dict[str, beam.PCollection]:
+    """Wire the job into `p`; returns the output PCollections by table name.
+    `handler` replaces the encoder's ModelHandler (tests use it to inject faults)."""
+    handler = handler or EncoderHandler(plan.encoder, plan.share_model_across_processes)
     files = (
         p | "Globs" >> beam.Create(plan.globs) | "Match" >> beam.ParDo(MatchGlob()) | "SpreadFiles" >> beam.Reshuffle()
     )
@@ -259,7 +261,7 @@ def build(p: beam.Pipeline, plan: JobPlan) -> dict[str, beam.PCollection]:
     vectors = (
         segments
         | "Pack" >> beam.ParDo(PackSegments(plan.pack))
-        | "Encode" >> beam.ml.inference.RunInference(EncoderHandler(plan.encoder, plan.share_model_across_processes))
+        | "Encode" >> beam.ml.inference.RunInference(handler)
         | "Unbatch" >> beam.FlatMap(lambda vs: vs)
     )
     shared_vectors = vectors | "SharedVectors" >> beam.Filter(lambda v: v.uid == SHARED_UID)

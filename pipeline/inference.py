@@ -6,10 +6,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 
+from pipeline import storage
 from pipeline.documents import SegmentVector
 from pipeline.encoder_runtime import EncoderRuntime, EncoderSettings
+from pipeline.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from pipeline.metering import StageMeter
 from pipeline.packing import PackedBatch
 
@@ -27,9 +30,12 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
         self.settings = settings
         self._share = share_across_processes
         self._meter: StageMeter | None = None
+        self._watches: dict[str, MemWatch] | None = None
         self._last = None
 
     def load_model(self) -> EncoderRuntime:
+        retries = Metrics.counter("docbeam.encode", "retries")
+        storage.add_retry_hook(lambda operation: retries.inc())  # checkpoint downloads from gs://
         return EncoderRuntime(self.settings)
 
     def run_inference(
@@ -54,9 +60,22 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
             tokens=real,
             pad_tokens=fed - real,
         )
-        meter.sample_rss()
+        self._watch_memory(meter)
         self._progress(model, real)
         return results
+
+    def _watch_memory(self, meter: StageMeter) -> None:
+        if self._watches is None:
+            limit = self.settings.leak_threshold_mb << 20
+            self._watches = {"rss": MemWatch("encoder host", limit), "device": MemWatch("encoder device", limit)}
+        for kind, value in (("rss", rss_bytes()), ("device", device_bytes_in_use())):
+            if value is None:
+                continue
+            watch = self._watches[kind]
+            if watch.sample(value):
+                meter.add(leak_warnings=1)
+            meter.gauge(f"{kind}_bytes", value)
+            meter.gauge(f"{kind}_growth_bytes", watch.growth)
 
     def _progress(self, model: EncoderRuntime, tokens: int) -> None:
         now = time.perf_counter()

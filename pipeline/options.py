@@ -53,6 +53,14 @@ class DocbeamOptions(PipelineOptions):
             help="attention kernel; auto picks per platform and records why (see `docbeam kernels`)",
         )
         _flag(parser, "extract", default="", type=str, help=f"comma-separated extractors: {','.join(EXTRACTORS)}")
+        _flag(
+            parser,
+            "keyphrase-ngrams",
+            default="1,2",
+            metavar="MIN,MAX",
+            help="n-gram range of keyphrase candidates (default 1,2)",
+        )
+        _flag(parser, "summary-sentences", type=positive_int, default=3, help="sentences per summary (default 3)")
         # Not --labels: Beam already owns that flag (Dataflow job labels).
         _flag(
             parser,
@@ -100,6 +108,13 @@ class DocbeamOptions(PipelineOptions):
             "hardware",
             default=None,
             help="hardware the run is billed as (cpu, tpu-v5e, l4, ...); default: what the workers have",
+        )
+        _flag(
+            parser,
+            "leak-threshold-mb",
+            type=positive_int,
+            default=256,
+            help="warn when encoder memory grows this much after warm-up (default 256)",
         )
         _flag(parser, "profile", metavar="DIR", help="capture a JAX profiler trace of a few encoder batches here")
         _flag(parser, "resume", action="store_true", help="skip input shards already committed to --output")

@@ -1,39 +1,32 @@
-"""Reading a finished run's outputs back (local or gs://), for the manifest and reports."""
+"""Reading a finished run's outputs back (local or gs://), for the manifest and reports.
+All I/O goes through `storage`, so it is retried and counted like every other write."""
 
+import io
 import json
 
+import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
+
+from pipeline import storage
 
 
 def files(output: str, table: str, suffix: str) -> list[str]:
-    pattern = f"{output.rstrip('/')}/{table}/*{suffix}"
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    return sorted(p for p in storage.list_prefix(f"{output.rstrip('/')}/{table}/") if p.endswith(suffix))
 
 
-def read_table(output: str, table: str, columns: list[str] | None = None):
-    import pyarrow as pa
-
-    tables = []
-    for path in files(output, table, ".parquet"):
-        with FileSystems.open(path) as f:
-            tables.append(pq.read_table(f, columns=columns))
+def read_table(output: str, table: str, columns: list[str] | None = None) -> pa.Table | None:
+    tables = [
+        pq.read_table(io.BytesIO(storage.read_bytes(p)), columns=columns) for p in files(output, table, ".parquet")
+    ]
     return pa.concat_tables(tables) if tables else None
 
 
 def read_errors(output: str) -> list[dict]:
     rows = []
     for path in files(output, "errors", ".jsonl"):
-        with FileSystems.open(path) as f:
-            rows += [json.loads(line) for line in f.read().decode().splitlines() if line.strip()]
+        rows += [json.loads(line) for line in storage.read_text(path).splitlines() if line.strip()]
     return rows
 
 
-def write_text(path: str, text: str) -> None:
-    with FileSystems.create(path) as f:
-        f.write(text.encode())
-
-
-def read_text(path: str) -> str:
-    with FileSystems.open(path) as f:
-        return f.read().decode()
+write_text = storage.write_text
+read_text = storage.read_text

@@ -175,8 +175,14 @@ def _jsonl(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> It
         if len(line) > cfg.max_doc_bytes and not line.endswith(b"\n"):
             while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
                 pass  # skip the rest of the oversized line without holding it
-            yield Rejection(path, None, STAGE, "document_too_large",
-                            f"{path} row {row}: line longer than {cfg.max_doc_bytes} bytes", row)
+            yield Rejection(
+                path,
+                None,
+                STAGE,
+                "document_too_large",
+                f"{path} row {row}: line longer than {cfg.max_doc_bytes} bytes",
+                row,
+            )
             seen_any = True
             continue
         if not line.strip():
@@ -185,8 +191,14 @@ def _jsonl(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> It
         yield _json_record(path, row, line, cfg)
     if source.problem:
         kind = "decompressed_too_large" if "passed" in source.problem else "truncated_gzip"
-        yield Rejection(path, None, STAGE, kind,
-                        f"{path}: {source.problem} after row {row}; the rest of the file is not read", row + 1)
+        yield Rejection(
+            path,
+            None,
+            STAGE,
+            kind,
+            f"{path}: {source.problem} after row {row}; the rest of the file is not read",
+            row + 1,
+        )
     elif not seen_any:
         yield Rejection(path, None, STAGE, "empty_file", f"{path}: no records (empty file)")
 

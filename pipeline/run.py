@@ -15,17 +15,18 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
 import kernels
 from model.checkpoint import describe_checkpoint
-from pipeline import extractors, graph, manifest, outputs, runners
+from pipeline import extractors, graph, manifest, outputs, report, runners, storage
 from pipeline.chunking import Windowing
 from pipeline.encoder_runtime import EncoderSettings
 from pipeline.metering import NAMESPACE
 from pipeline.options import DocbeamOptions, extract_list
 from pipeline.packing import PackSpec
 from pipeline.parsers import ParseConfig
+from pipeline.pricing import PriceTable, PricingError, Rates
 
 log = logging.getLogger("docbeam")
 
@@ -39,6 +40,7 @@ class RunResult:
     manifest: dict
     stage_totals: dict
     wall_seconds: float
+    cost: dict
 
 
 def check_inputs(globs: list[str]) -> None:
@@ -73,7 +75,8 @@ def absolute(glob: str) -> str:
     return glob if "://" in glob else os.path.abspath(glob)
 
 
-def make_plan(d: DocbeamOptions) -> graph.JobPlan:
+def make_plan(options: PipelineOptions) -> graph.JobPlan:
+    d = options.view_as(DocbeamOptions)
     if not d.output:
         raise UsageError("--output is required (a folder or gs:// prefix)")
     d.input = [absolute(g) for g in d.input or []]
@@ -94,17 +97,26 @@ def make_plan(d: DocbeamOptions) -> graph.JobPlan:
         windowing = Windowing(d.max_seq_len, d.stride)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    beam_labels = options.view_as(GoogleCloudOptions).labels or []
+    if "labels" in extract_list(d.extract) and any(lb.endswith((".json", ".yaml", ".yml")) for lb in beam_labels):
+        raise UsageError("--labels is Beam's Dataflow job-label flag; give the label file as --label-file FILE")
     try:
-        exs = extractors.build(extract_list(d.extract), d.label_file)
+        lo, hi = (int(x) for x in d.keyphrase_ngrams.split(","))
+        settings = {
+            "labels": {"labels_file": d.label_file},
+            "keyphrases": {"ngrams": (lo, hi)},
+            "summary": {"top_k": d.summary_sentences},
+        }
+        exs = extractors.build(extract_list(d.extract), settings)
     except (extractors.ExtractorError, ValueError) as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError(f"--extract: {exc}") from exc
     pack = PackSpec(rows=d.batch_rows, seq_len=d.max_seq_len)
     return graph.JobPlan(
         globs=list(d.input),
         output=d.output,
         parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
         windowing=windowing,
-        encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack),
+        encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
         model_name=ckpt.name,
         weights_sha256=ckpt.weights_sha256,
         dim=ckpt.config.hidden,
@@ -143,10 +155,15 @@ def stage_totals(result) -> dict[str, dict[str, int]]:
     return totals
 
 
-def run(argv: list[str]) -> RunResult:
+def run(argv: list[str], handler=None) -> RunResult:
+    """Plan, run and finalise one job. `handler` replaces the encoder's ModelHandler (tests)."""
+    storage.ensure_emulator_credentials()  # no-op unless STORAGE_EMULATOR_HOST is set
     options = PipelineOptions(argv)
     d = options.view_as(DocbeamOptions)
-    plan = make_plan(d)
+    plan = make_plan(options)
+    rates = make_rates(d, local=runners.is_local(options))
+    if d.budget_usd is not None:
+        check_budget(d, rates.hardware)
     prepare_output(plan.output, d.overwrite)
     local = runners.is_local(options)
     attention = (
@@ -154,28 +171,89 @@ def run(argv: list[str]) -> RunResult:
         if local
         else {
             "requested": d.attention,
-            "used": "(decided on workers)",
-            "reason": "remote runner: see used_by_workers",
+            "used": "(decided on the workers)",
             "platform": "remote",
+            "reason": "remote runner: each worker decides for its own platform; see used_by_workers",
         }
     )
     log.info("attention %s", attention["reason"])
     t0 = time.perf_counter()
     p = beam.Pipeline(runner=runners.resolve(options), options=options)
-    graph.build(p, plan)
+    graph.build(p, plan, handler)
     result = p.run()
     result.wait_until_finish()
     wall = time.perf_counter() - t0
-    totals = stage_totals(result)
+    return finalize(plan, options, stage_totals(result), wall, attention, rates, local)
+
+
+SAMPLE_FLAGS = (
+    "extract",
+    "label_file",
+    "keyphrase_ngrams",
+    "summary_sentences",
+    "max_seq_len",
+    "stride",
+    "model",
+    "model_sha256",
+    "dtype",
+    "batch_rows",
+    "attention",
+    "id_field",
+    "text_field",
+    "pricing",
+)
+
+
+def check_budget(d: DocbeamOptions, hardware: str, sample: int = 200) -> dict:
+    """Project the whole job's cost from a sample run; refuse to start over budget."""
+    from pipeline.estimate import estimate, render
+
+    flags = [f"--{k}={getattr(d, k)}" for k in SAMPLE_FLAGS if getattr(d, k, None) not in (None, "")]
+    est = estimate(list(d.input), flags, sample_size=sample, hardware=hardware, pricing=d.pricing)
+    projected = est["projection"]["usd"]
+    log.info("budget check: projected $%.2f against --budget-usd %.2f", projected, d.budget_usd)
+    if projected > d.budget_usd:
+        raise UsageError(
+            f"projected cost ${projected:,.2f} exceeds --budget-usd {d.budget_usd:,.2f}; not starting.\n{render(est)}"
+        )
+    return est
+
+
+def make_rates(d: DocbeamOptions, local: bool) -> Rates:
+    hardware = d.hardware or ("cpu" if local else None)
+    if hardware is None:
+        raise UsageError("--hardware is required off this machine (cpu, tpu-v5e, l4, ...): it prices the run")
+    try:
+        return Rates(PriceTable.load(d.pricing), hardware)
+    except PricingError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def finalize(
+    plan, options: PipelineOptions, totals: dict, wall: float, attention: dict, rates: Rates, local: bool
+) -> RunResult:
+    """After the job: read the outputs back, check the accounting, write the manifest and the cost report."""
     parse = totals.get("parse", {})
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
+    written = [p for t in TABLES for p in storage.list_prefix(f"{plan.output.rstrip('/')}/{t}/")]
     chunks = outputs.read_table(plan.output, "chunks", ["doc_id"])
     extr = outputs.read_table(plan.output, "extractions", ["doc_id"])
+    gcs_reads = totals.get("match", {}).get("elements_out", 0) if any(g.startswith("gs://") for g in plan.globs) else 0
+    gcs_writes = len(written) + 4 if plan.output.startswith("gs://") else 0
+    cost = report.build(
+        totals,
+        wall_seconds=wall,
+        documents=check["ok"],
+        rates=rates,
+        remote=not local,
+        storage_usd=rates.gcs_usd(gcs_reads, gcs_writes),
+    )
+    report.write(cost, plan.output)
     import jax
 
     man = manifest.build(
         plan=plan,
-        options={k: v for k, v in options.get_all_options(drop_default=True).items()},
+        options=options.get_all_options(drop_default=True),
         stage_totals=totals,
         check=check,
         attention=attention,
@@ -184,10 +262,17 @@ def run(argv: list[str]) -> RunResult:
         chunk_rows=chunks.num_rows if chunks is not None else 0,
         extraction_rows=extr.num_rows if extr is not None else 0,
     )
+    man["cost"] = {
+        "usd": cost["totals"]["cost_usd"],
+        "usd_per_1m_tokens": cost["totals"]["usd_per_1m_tokens"],
+        "hardware": rates.hardware,
+        "report": "_cost/report.md",
+    }
+    man["storage_retries"] = storage.retry_count()
     outputs.write_text(f"{plan.output.rstrip('/')}/_manifest.json", json.dumps(man, indent=2, default=str))
     if not check["holds"]:
         log.error("accounting check FAILED: %s", json.dumps(man["accounting"]))
-    return RunResult(man, totals, wall)
+    return RunResult(man, totals, wall, cost)
 
 
 def summary(res: RunResult) -> str:
@@ -203,8 +288,9 @@ def summary(res: RunResult) -> str:
         f"attention {res.manifest['attention']['used']}",
         f"time:      {res.wall_seconds:.1f}s wall, {tokens / max(res.wall_seconds, 1e-9):,.0f} tokens/s, "
         f"{c['ok'] / max(res.wall_seconds, 1e-9):.1f} docs/s",
+        report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
-        f"output:    {out}/documents, chunks, extractions, errors, _manifest.json",
+        f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
     ]
     return "\n".join(lines)
 

@@ -89,7 +89,7 @@ class ToArrow(beam.DoFn):
     def _table(self) -> pa.Table:
         with self.meter.timed():
             table = to_table(self.rows, self.schema)
-        self.meter.add(elements_in=len(self.rows), bytes_out=table.nbytes)
+        self.meter.add(elements_in=len(self.rows), elements_out=len(self.rows), bytes_out=table.nbytes)
         self.rows = []
         return table
 
@@ -117,7 +117,7 @@ class ErrorToJson(beam.DoFn):
 
     def process(self, rejection: Rejection):
         line = json.dumps(rejection.to_json(), sort_keys=True)
-        self.meter.add(elements_in=1, bytes_out=len(line))
+        self.meter.add(elements_in=1, elements_out=1, bytes_out=len(line))
         yield line
 
 

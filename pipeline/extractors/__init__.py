@@ -6,20 +6,26 @@ Each extractor is one module with one class implementing `base.Extractor`; regis
 
 from pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError
 
-REGISTRY: dict[str, str] = {}
+REGISTRY: dict[str, str] = {
+    "keyphrases": "pipeline.extractors.keyphrases:Keyphrases",
+    "summary": "pipeline.extractors.summary:Summary",
+    "labels": "pipeline.extractors.labels:Labels",
+    "entities": "pipeline.extractors.entities:Entities",
+}
 
 
-def build(kinds: list[str], labels_file: str | None = None) -> list[Extractor]:
-    """Instantiate the requested extractors; raises ExtractorError before the job starts."""
+def build(kinds: list[str], settings: dict[str, dict] | None = None) -> list[Extractor]:
+    """Instantiate the requested extractors, `settings[kind]` as keyword arguments.
+    Raises ExtractorError (e.g. a label file that does not parse) before the job starts."""
     import importlib
 
     out = []
     for kind in kinds:
         if kind not in REGISTRY:
-            raise ExtractorError(f"unknown extractor {kind!r}; available: {', '.join(REGISTRY) or 'none'}")
+            raise ExtractorError(f"unknown extractor {kind!r}; available: {', '.join(REGISTRY)}")
         module_name, cls_name = REGISTRY[kind].rsplit(":", 1)
         cls = getattr(importlib.import_module(module_name), cls_name)
-        out.append(cls(labels_file=labels_file) if kind == "labels" else cls())
+        out.append(cls(**(settings or {}).get(kind, {})))
     return out
 
 

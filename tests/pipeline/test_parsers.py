@@ -70,7 +70,11 @@ def test_gzip_bomb_is_capped():
 
 
 def test_oversized_line_is_rejected_without_losing_the_next():
-    raw = json.dumps({"id": "big", "text": "x" * 5000}).encode() + b"\n" + json.dumps({"id": "ok", "text": "fine"}).encode()
+    raw = (
+        json.dumps({"id": "big", "text": "x" * 5000}).encode()
+        + b"\n"
+        + json.dumps({"id": "ok", "text": "fine"}).encode()
+    )
     out = parse("f.jsonl", raw, max_doc_bytes=1000)
     assert errors(out) == ["document_too_large"] and [d.doc_id for d in docs(out)] == ["ok"]
 
@@ -115,7 +119,10 @@ def test_parquet_rows_and_wrong_schema():
     buf = io.BytesIO()
     pq.write_table(pa.table({"id": ["a", "b", None], "text": ["one", None, "three"], "n": [1, 2, 3]}), buf)
     out = parse("t.parquet", buf.getvalue())
-    assert [(d.doc_id, d.text, d.metadata) for d in docs(out)] == [("a", "one", {"n": 1}), ("t.parquet#2", "three", {"n": 3})]
+    assert [(d.doc_id, d.text, d.metadata) for d in docs(out)] == [
+        ("a", "one", {"n": 1}),
+        ("t.parquet#2", "three", {"n": 3}),
+    ]
     assert errors(out) == ["missing_text"]
     wrong = io.BytesIO()
     pq.write_table(pa.table({"id": ["a"], "body": [1]}), wrong)

@@ -1,0 +1,52 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+# ======================================================================================
+# GCS: a real emulator process, and a fault-injecting proxy in front of it (issue 7).
+# ======================================================================================
+from pipeline import storage
+from tests.support.faulty_proxy import FaultyProxy
+from tests.support.gcs_emulator import GcsEmulator, run_gcs_emulator
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[GcsEmulator]:
+    """An in-memory gcp-storage-emulator for the whole session.
+
+    From the first test that asks for it until the session ends, os.environ holds
+    `storage.emulator_env(endpoint)`: STORAGE_EMULATOR_HOST plus the offline
+    credentials that spare Beam its ~25 s credential lookup per process. Subprocesses
+    (Beam workers, CLI runs) inherit it. Buckets persist across tests: create a fresh
+    one per test with `gcs_emulator.create_bucket()`.
+    """
+    with run_gcs_emulator() as emulator, pytest.MonkeyPatch.context() as mp:
+        for name, value in emulator.env().items():
+            mp.setenv(name, value)
+        yield emulator
+
+
+@pytest.fixture
+def faulty_gcs(gcs_emulator: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultyProxy]:
+    """A FaultyProxy in front of the emulator, with STORAGE_EMULATOR_HOST pointing at it.
+
+    It starts transparent (rate 0); call `faulty_gcs.configure(rate=..., ...)`.
+    `gcs_emulator.client()` still talks to the emulator directly, for set-up and checks.
+    storage's retry waits are shortened for the test so retries cost milliseconds.
+    """
+    with FaultyProxy(gcs_emulator.endpoint) as proxy:
+        monkeypatch.setenv(storage.EMULATOR_HOST_ENV, proxy.endpoint)
+        previous = storage.configure_retries(storage.RetryPolicy(max_attempts=6, initial_wait_s=0.01, max_wait_s=0.2))
+        try:
+            yield proxy
+        finally:
+            storage.configure_retries(previous)
+
+
+# ======================================================================================
+# (end of GCS fixtures)
+# ======================================================================================

@@ -1,0 +1,265 @@
+"""The Airflow DAGs, loaded and run by Airflow itself.
+
+Needs apache-airflow 3.3 with the apache-beam and google providers in the interpreter that
+runs pytest (docbeam's .venv, or a separate one with PYTHONPATH=<repo>); skipped otherwise.
+The slow test runs `docbeam_local` end to end with dag.test() against a throwaway SQLite
+metadata DB; the Beam job itself runs in $DOCBEAM_PYTHON (default: this interpreter).
+"""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DAGS = REPO / "infra" / "airflow" / "dags"
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def _skip_unless_airflow() -> None:
+    needed = ("airflow", "airflow.providers.apache.beam", "airflow.providers.google")
+    missing = [m for m in needed if not _importable(m)]
+    if missing:
+        pytest.skip(
+            f"Airflow is not installed here ({', '.join(missing)} missing); "
+            "install apache-airflow==3.3.2 apache-airflow-providers-apache-beam==6.3.1 "
+            "apache-airflow-providers-google==22.8.0",
+            allow_module_level=True,
+        )
+
+
+if not _importable("airflow"):
+    _skip_unless_airflow()
+# Before anything imports Airflow (finding a provider's spec imports airflow itself): a
+# throwaway home (config, SQLite DB, logs), never the developer's own, and the DAG folder
+# under test as the one bundle dag.test() syncs.
+os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="docbeam-airflow-")
+atexit.register(shutil.rmtree, os.environ["AIRFLOW_HOME"], ignore_errors=True)
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS)
+os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+_skip_unless_airflow()
+
+from airflow.dag_processing.dagbag import DagBag  # noqa: E402
+from airflow.providers.apache.beam.hooks.beam import beam_options_to_args  # noqa: E402
+from apache_beam.options.pipeline_options import (  # noqa: E402
+    GoogleCloudOptions,
+    PipelineOptions,
+    WorkerOptions,
+)
+
+import pipeline.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
+from pipeline import submit  # noqa: E402
+
+DS = "2026-12-01"
+JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract"}
+
+
+def load_dags() -> dict:
+    bag = DagBag(dag_folder=str(DAGS))
+    assert bag.import_errors == {}
+    return bag.dags
+
+
+@pytest.fixture(scope="module")
+def dags() -> dict:
+    return load_dags()
+
+
+def params_for(dag, **override) -> dict:
+    """The run's params as Airflow validates them: DAG defaults + a run's overrides."""
+    params = copy.deepcopy(dag.params)
+    params.update(override)
+    return params.validate()
+
+
+def test_dag_folder_loads_without_import_errors(dags):
+    assert sorted(dags) == ["docbeam_dataflow", "docbeam_local"]
+    flow = dags["docbeam_dataflow"]
+    assert [t.task_id for t in flow.topological_sort()] == ["resolve", "run_dataflow", "wait_for_job"]
+    assert [t.task_id for t in dags["docbeam_local"].topological_sort()] == ["resolve_local", "run_local"]
+
+
+# (param overrides, the same job as `docbeam submit` flags, written out by hand)
+SUBMISSIONS = [
+    (
+        {},
+        [
+            "--accelerator",
+            "tpu-v5e",
+            "--project",
+            "my-gcp-project",
+            "--region",
+            "us-central1",
+            "--sdk-container-image",
+            "us-central1-docker.pkg.dev/my-gcp-project/docbeam/docbeam-worker-tpu:latest",
+            "--max-num-workers",
+            "4",
+            "--temp-location",
+            "gs://my-docbeam-bucket/tmp",
+            "--staging-location",
+            "gs://my-docbeam-bucket/staging",
+        ],
+    ),
+    (
+        {
+            "project": "p2",
+            "region": "us-east5",
+            "bucket": "b2",
+            "accelerator": "tpu-v6e",
+            "topology": "2x4",
+            "image": "img:tpu",
+            "max_num_workers": 2,
+            "service_account_email": "sa@p2.iam.gserviceaccount.com",
+            "subnetwork": "regions/us-east5/subnetworks/s",
+            "no_use_public_ips": True,
+        },
+        [
+            "--accelerator",
+            "tpu-v6e",
+            "--topology",
+            "2x4",
+            "--project",
+            "p2",
+            "--region",
+            "us-east5",
+            "--sdk-container-image",
+            "img:tpu",
+            "--max-num-workers",
+            "2",
+            "--service-account-email",
+            "sa@p2.iam.gserviceaccount.com",
+            "--subnetwork",
+            "regions/us-east5/subnetworks/s",
+            "--no-use-public-ips",
+            "--temp-location",
+            "gs://b2/tmp",
+            "--staging-location",
+            "gs://b2/staging",
+        ],
+    ),
+    (
+        {"accelerator": "l4", "accelerator_count": 2, "image": "img:gpu", "max_num_workers": None},
+        [
+            "--accelerator",
+            "l4",
+            "--accelerator-count",
+            "2",
+            "--project",
+            "my-gcp-project",
+            "--region",
+            "us-central1",
+            "--sdk-container-image",
+            "img:gpu",
+            "--temp-location",
+            "gs://my-docbeam-bucket/tmp",
+            "--staging-location",
+            "gs://my-docbeam-bucket/staging",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("override", "flags"), SUBMISSIONS, ids=["defaults", "tpu-v6e-2x4", "l4x2"])
+def test_dataflow_task_options_are_what_docbeam_submit_uses(dags, override, flags):
+    dag = dags["docbeam_dataflow"]
+    params = params_for(dag, **override)
+    resolved = dag.get_task("resolve").python_callable(params=params, ds=DS)
+
+    expected = submit.dataflow_options(submit.parse_submit_args(flags))
+    opts = resolved["pipeline_options"]
+    assert {k: v for k, v in opts.items() if k not in JOB_KEYS} == expected
+    bucket = params["bucket"]
+    assert {k: v for k, v in opts.items() if k in JOB_KEYS} == {
+        "input": f"gs://{bucket}/docs/{DS}/*",
+        "output": f"gs://{bucket}/docbeam/{DS}",
+        "attention": "auto",
+        "max_seq_len": 256,
+        "overwrite": True,
+    }
+    assert resolved["py_file"] == str(REPO / "pipeline" / "run.py")
+    json.dumps(resolved)  # it travels as an XCom
+
+
+def test_the_command_line_airflow_builds_parses_back_in_beam(dags):
+    dag = dags["docbeam_dataflow"]
+    params = params_for(dag, **SUBMISSIONS[1][0])
+    opts = dag.get_task("resolve").python_callable(params=params, ds=DS)["pipeline_options"]
+    # The provider's own dict -> flags conversion, then Beam's parser, as in the real task.
+    parsed = PipelineOptions(beam_options_to_args(opts))
+    everything = parsed.get_all_options()
+    assert {k: everything[k] for k in opts if k not in JOB_KEYS} == {k: v for k, v in opts.items() if k not in JOB_KEYS}
+    assert everything["input"] == [f"gs://b2/docs/{DS}/*"] and everything["overwrite"] is True
+    assert parsed.view_as(WorkerOptions).use_public_ips is False
+    assert parsed.view_as(GoogleCloudOptions).dataflow_service_options == [
+        "worker_accelerator=type:tpu-v6e-slice;topology:2x4"
+    ]
+
+
+def test_tasks_are_wired_to_the_resolved_options_and_the_pushed_job_id(dags):
+    dag = dags["docbeam_dataflow"]
+    run = dag.get_task("run_dataflow")
+    assert run.runner == "DataflowRunner"
+    assert (run.pipeline_options.operator.task_id, run.pipeline_options.key) == ("resolve", "pipeline_options")
+    assert (run.py_file.operator.task_id, run.py_file.key) == ("resolve", "py_file")
+
+    params = params_for(dag, project="p2", region="europe-west4")
+    context = {"params": params, "ds": DS, "ds_nodash": DS.replace("-", "")}
+    config = run.render_template(run.dataflow_config, context)
+    assert config == {
+        "job_name": "docbeam-20261201",
+        "project_id": "p2",
+        "location": "europe-west4",
+        "wait_until_finished": False,
+    }
+
+    wait = dag.get_task("wait_for_job")
+    assert wait.expected_statuses == {"JOB_STATE_DONE"}
+    assert wait.mode == "reschedule"
+    assert "xcom_pull(task_ids='run_dataflow', key='dataflow_job_id')" in wait.job_id
+    assert (wait.render_template(wait.project_id, context), wait.render_template(wait.location, context)) == (
+        "p2",
+        "europe-west4",
+    )
+    assert {"project_id", "location", "job_id"} <= set(wait.template_fields)
+
+
+@pytest.fixture
+def airflow_db() -> None:
+    """Migrate the throwaway SQLite metadata DB (about 5 s)."""
+    subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], check=True, capture_output=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_local_dag_runs_the_sample_job_end_to_end(airflow_db, tmp_path, monkeypatch):
+    # Read when the DAG file is parsed: the interpreter for pipeline/run.py.
+    monkeypatch.setenv("DOCBEAM_PYTHON", os.environ.get("DOCBEAM_PYTHON", sys.executable))
+    # pipeline/run.py runs as a script: make docbeam importable even where it is not installed.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    import pendulum
+
+    dag = load_dags()["docbeam_local"]
+    run = dag.test(logical_date=pendulum.datetime(2026, 12, 1, tz="UTC"), run_conf={"output_root": str(tmp_path)})
+    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    assert states == {"resolve_local": "success", "run_local": "success"}, states
+
+    out = tmp_path / DS
+    assert sorted(p.name for p in (out / "documents").glob("*.parquet"))
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["counts"]["ok"] > 0

@@ -1,0 +1,154 @@
+"""Cost metering: metrics add up, dollars follow the price table, reports render, leaks are seen."""
+
+import json
+
+import numpy as np
+import pytest
+
+from pipeline import cli, outputs
+from pipeline.inference import EncoderHandler
+from pipeline.memwatch import MemWatch
+from pipeline.pricing import PriceTable, PricingError, Rates
+from pipeline.run import UsageError
+from tests.pipeline.conftest import SAMPLES, run_job, table
+
+TABLE = PriceTable.load()
+
+
+def test_metrics_add_up(sample_run):
+    out, res = sample_run
+    t, m = res.stage_totals, res.manifest
+    assert t["match"]["elements_out"] == m["inputs"]["files_matched"] == 6
+    assert t["parse"]["elements_out"] + t["parse"]["rejected"] == m["counts"]["read"]
+    assert t["assemble"]["elements_out"] == m["counts"]["ok"]
+    assert t["chunk"]["elements_out"] == t["pack"]["elements_in"] == t["encode"]["elements_in"] == m["counts"]["chunks"]
+    assert t["pack"]["tokens"] == t["encode"]["tokens"] and t["pack"]["pad_tokens"] == t["encode"]["pad_tokens"]
+    written = m["counts"]["ok"] + m["counts"]["chunks"] + m["counts"]["extractions"] + m["counts"]["rejected"]
+    assert t["write"]["elements_in"] == written
+    assert 1 <= t["encode"]["compilations"] <= 4 and t["encode"]["device_us"] > 0
+    assert all(t[s]["peak_rss_bytes"] > 0 for s in ("parse", "chunk", "encode"))
+
+
+def test_costs_follow_the_price_table(sample_run):
+    _, res = sample_run
+    r = res.cost
+    rates = Rates(TABLE, "cpu")
+    hourly = (
+        rates.vcpus * TABLE.prices["dataflow_batch_vcpu_hour"]["usd"]
+        + rates.memory_gb * TABLE.prices["dataflow_batch_memory_gb_hour"]["usd"]
+    )
+    assert r["hardware"]["usd_per_hour"] == pytest.approx(hourly)
+    assert r["totals"]["compute_usd"] == pytest.approx(r["billed_seconds"] * hourly / 3600)
+    assert sum(s["cost_usd"] for s in r["stages"]) == pytest.approx(r["totals"]["compute_usd"])
+    assert sum(s["share"] for s in r["stages"]) == pytest.approx(1.0)
+    assert r["totals"]["usd_per_1m_tokens"] == pytest.approx(r["totals"]["cost_usd"] / r["totals"]["tokens"] * 1e6)
+    assert r["totals"]["usd_per_1k_documents"] == pytest.approx(r["totals"]["cost_usd"] / 69 * 1e3)
+    assert res.manifest["cost"]["usd"] == pytest.approx(r["totals"]["cost_usd"])
+
+
+def test_tpu_is_billed_per_chip_hour_only_and_gpu_with_its_host():
+    tpu = Rates(TABLE, "tpu-v5e:4")
+    assert tpu.usd_per_hour == pytest.approx(4 * TABLE.prices["dataflow_tpu_v5e_chip_hour"]["usd"])
+    assert [e["id"] for e, _ in tpu.lines] == ["dataflow_tpu_v5e_chip_hour"]
+    l4 = Rates(TABLE, "l4")
+    host = (
+        4 * TABLE.prices["dataflow_batch_vcpu_hour"]["usd"] + 16 * TABLE.prices["dataflow_batch_memory_gb_hour"]["usd"]
+    )
+    assert l4.usd_per_hour == pytest.approx(TABLE.prices["dataflow_gpu_l4_hour"]["usd"] + host)
+    with pytest.raises(PricingError, match="known: cpu, .*tpu-v5e"):
+        Rates(TABLE, "abacus")
+
+
+def test_bad_price_table_is_refused_before_the_job(tmp_path):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("schema_version: 1\nprices: {x: {unit: vcpu_hour}}\n")
+    with pytest.raises(UsageError, match="needs a unit and a non-negative usd"):
+        run_job(SAMPLES / "notes.txt", tmp_path / "out", "--pricing", str(bad))
+    assert not (tmp_path / "out").exists()
+
+
+def test_report_renders_and_rerenders(sample_run, capsys):
+    out, res = sample_run
+    md = (out / "_cost" / "report.md").read_text()
+    for stage in ("parse", "chunk", "pack", "encode", "assemble", "write", "other"):
+        assert f"| {stage} |" in md
+    assert "per 1M tokens" in md and "dataflow_batch_vcpu_hour" in md
+    png = out / "_cost" / "stages.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (out / "_cost" / "report.md").unlink()
+    png.unlink()
+    assert cli.main(["report", str(out)]) == 0
+    assert (out / "_cost" / "report.md").read_text() == md and png.exists()
+    assert "| encode |" in capsys.readouterr().out
+    assert cli.main(["report", str(out / "nope")]) == 2
+
+
+def test_memwatch_fires_on_a_ramp_not_on_a_step_or_noise():
+    mib = 2**20
+    ramp = MemWatch("t", threshold_bytes=64 * mib)
+    fired = [ramp.sample(1000 * mib + i * 8 * mib) for i in range(40)]
+    assert fired.count(True) == 1 and ramp.growth > 64 * mib
+    step = MemWatch("t", threshold_bytes=64 * mib)  # a new executable compiled, then flat
+    assert not any(step.sample((1000 + (200 if i > 10 else 0)) * mib) for i in range(40))
+    noise = MemWatch("t", threshold_bytes=64 * mib)
+    rng = np.random.default_rng(0)
+    assert not any(noise.sample(int((1000 + rng.normal(0, 20)) * mib)) for _ in range(200))
+
+
+class LeakyHandler(EncoderHandler):
+    """A deliberately leaking encoder stage: keeps 4 MiB per batch forever."""
+
+    def run_inference(self, batch, model, inference_args=None):
+        self.__dict__.setdefault("_hoard", []).append(np.ones(1 << 20, np.float32))
+        return super().run_inference(batch, model, inference_args)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("leaky", [True, False])
+def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.run import make_plan, run
+
+    argv = [
+        "--input",
+        str(SAMPLES / "articles.jsonl"),
+        "--output",
+        str(tmp_path / "out"),
+        "--batch-rows",
+        "1",
+        "--leak-threshold-mb",
+        "96",
+    ]
+    handler = LeakyHandler(make_plan(PipelineOptions(argv)).encoder) if leaky else None
+    res = run(argv, handler=handler)
+    report = json.loads(outputs.read_text(f"{tmp_path}/out/_cost/report.json"))
+    if leaky:
+        assert report["memory"]["leak_warnings"] == 1 and report["memory"]["encoder_rss_growth_bytes"] > 96 << 20
+        assert "LEAK WARNING" in (tmp_path / "out" / "_cost" / "report.md").read_text()
+        assert "memory keeps growing" in caplog.text
+    else:
+        assert report["memory"]["leak_warnings"] == 0
+    assert res.manifest["accounting"]["holds"]
+    assert table(tmp_path / "out", "documents").num_rows == 40
+
+
+@pytest.mark.slow
+def test_estimate_counts_documents_and_labels_assumptions(capsys):
+    from pipeline.estimate import estimate
+
+    est = estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="tpu-v5e", pricing=None)
+    assert est["input"]["documents_estimated"] == 71
+    assert est["sample"]["documents"] == 20 and est["sample"]["tokens_per_document"] > 50
+    p = est["projection"]
+    assert p["throughput_basis"].startswith("ASSUMED") and "assumed prices" in p["price_basis"]
+    assert p["usd"] == pytest.approx(p["hours"] * p["usd_per_hour"])
+    here = estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="cpu", pricing=None)
+    assert here["projection"]["throughput_basis"].startswith("measured here")
+
+
+@pytest.mark.slow
+def test_budget_refuses_before_starting(tmp_path):
+    with pytest.raises(UsageError, match="exceeds --budget-usd"):
+        run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001")
+    assert not (tmp_path / "out" / "documents").exists()

@@ -1,0 +1,1 @@
+"""Test helpers that run real components (GCS emulator, fault-injecting proxy)."""
