@@ -10,10 +10,9 @@ import functools
 
 import jax
 import jax.numpy as jnp
+from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # version-sensitive: this file only
 
 from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
-
-from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # isort: skip  (version-sensitive)
 
 BLOCK = 128
 

@@ -1,18 +1,18 @@
 """Adapter: JAX's Pallas TPU flash attention (jax.experimental.pallas.ops.tpu.flash_attention).
 
 Upstream differences this file absorbs: layout [B, H, T, D]; `sm_scale` defaults to 1.0
-(not 1/sqrt(D)); block sizes must divide the kv length and be multiples of 128 (short sequences are padded); padding queries (id 0) attend to
-padding keys, so their rows are zeroed here. On CPU it runs emulated under
+(not 1/sqrt(D)); block sizes must divide the kv length and be multiples of 128 (short
+sequences are padded); padding queries (id 0) attend to padding keys, so their rows are
+zeroed here. On CPU it runs emulated under
 `force_tpu_interpret_mode` (for checking only).
 """
 
 import jax
 import jax.numpy as jnp
+from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # version-sensitive: this file only
 
 from kernels import pallas_compat as pc
-from kernels.spec import KernelSpec, padding_to_zeros, pad_seq
-
-from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # isort: skip  (version-sensitive)
+from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
 
 BLOCK = 128
 

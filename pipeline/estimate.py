@@ -99,7 +99,7 @@ def take_sample(files: list[tuple[str, int]], n: int, cfg: ParseConfig, count_bu
             continue
         holder = {}
 
-        def open_file(path=path):
+        def open_file(path=path, holder=holder):
             holder["f"] = _Counting(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
             return holder["f"]
 
@@ -207,7 +207,8 @@ def render(e: dict) -> str:
     i, s, p = e["input"], e["sample"], e["projection"]
     return "\n".join(
         [
-            f"input:      {i['files']:,} files, {i['bytes'] / 2**20:,.1f} MiB, ~{i['documents_estimated']:,} documents (estimated)",
+            f"input:      {i['files']:,} files, {i['bytes'] / 2**20:,.1f} MiB, "
+            f"~{i['documents_estimated']:,} documents (estimated)",
             f"sample:     {s['documents']:,} documents, {s['tokens_per_document']:,.0f} tokens each, "
             f"{s['tokens_per_second_here']:,.0f} tokens/s here, padding {s['padding']:.1%}",
             f"projection: {p['tokens']:,.0f} tokens on {p['hardware']} at {p['tokens_per_second']:,.0f} tokens/s",

@@ -69,11 +69,10 @@ def worker_mltransform(corpus: Path, out: Path, extra: list[str]) -> dict:
     import apache_beam as beam
     from apache_beam.ml.transforms.base import MLTransform
     from apache_beam.ml.transforms.embeddings.huggingface import SentenceTransformerEmbeddings
+    from apache_beam.options.pipeline_options import PipelineOptions
 
     from model.checkpoint import default_checkpoint_dir
     from pipeline.runners import resolve
-
-    from apache_beam.options.pipeline_options import PipelineOptions
 
     docs = _texts(corpus)
     t0 = time.perf_counter()

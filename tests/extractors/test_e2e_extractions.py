@@ -58,7 +58,7 @@ def test_scores_are_ordered_and_summaries_in_document_order(extracted):
     by_doc = {}
     for r in rows:
         by_doc.setdefault((r["doc_id"], r["kind"]), []).append(r)
-    for (doc, kind), rs in by_doc.items():
+    for (_doc, kind), rs in by_doc.items():
         if kind == "keyphrase":
             assert [r["score"] for r in rs] == sorted((r["score"] for r in rs), reverse=True)
             assert len(rs) <= 5

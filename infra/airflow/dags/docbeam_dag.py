@@ -55,11 +55,15 @@ DATAFLOW_PARAMS = {
     "input_prefix": Param("docs", type="string", description="inputs: gs://BUCKET/PREFIX/{ds}/*"),
     "output_prefix": Param("docbeam", type="string", description="outputs: gs://BUCKET/PREFIX/{ds}"),
     "accelerator": Param("tpu-v5e", enum=["tpu-v5e", "tpu-v6e", "l4", "a100", "h100"]),
-    "topology": Param(None, type=["null", "string"], enum=[None, "1x1", "2x2", "2x4"],
-                      description="TPU only (default 1x1)"),
+    "topology": Param(
+        None, type=["null", "string"], enum=[None, "1x1", "2x2", "2x4"], description="TPU only (default 1x1)"
+    ),
     "accelerator_count": Param(None, type=["null", "integer"], description="GPU only (default 1)"),
-    "image": Param("us-central1-docker.pkg.dev/my-gcp-project/docbeam/docbeam-worker-tpu:latest",
-                   type="string", description="worker container (infra/dataflow/build_and_push.sh)"),
+    "image": Param(
+        "us-central1-docker.pkg.dev/my-gcp-project/docbeam/docbeam-worker-tpu:latest",
+        type="string",
+        description="worker container (infra/dataflow/build_and_push.sh)",
+    ),
     "max_num_workers": Param(4, type=["null", "integer"], minimum=1),
     "service_account_email": Param(None, type=["null", "string"]),
     "subnetwork": Param(None, type=["null", "string"]),
@@ -102,8 +106,12 @@ def submit_argv(params: dict) -> list[str]:
 
 def job_options(params: dict, input_glob: str, output: str) -> dict:
     """The job's own flags (DocbeamOptions dest names), as Beam options."""
-    opts: dict = {"input": input_glob, "output": output, "attention": params["attention"],
-                  "max_seq_len": params["max_seq_len"]}
+    opts: dict = {
+        "input": input_glob,
+        "output": output,
+        "attention": params["attention"],
+        "max_seq_len": params["max_seq_len"],
+    }
     if params.get("extract"):
         opts["extract"] = params["extract"]
     if params.get("overwrite"):
@@ -143,8 +151,9 @@ with DAG(
 
         ns = submit.parse_submit_args(submit_argv(params))
         bucket = params["bucket"]
-        job = job_options(params, f"gs://{bucket}/{params['input_prefix']}/{ds}/*",
-                          f"gs://{bucket}/{params['output_prefix']}/{ds}")
+        job = job_options(
+            params, f"gs://{bucket}/{params['input_prefix']}/{ds}/*", f"gs://{bucket}/{params['output_prefix']}/{ds}"
+        )
         return {"py_file": run_py_file(), "pipeline_options": {**job, **submit.dataflow_options(ns)}}
 
     resolved = resolve()
