@@ -29,6 +29,7 @@ from pipeline.packing import Packer, PackSpec
 from pipeline.parsers import ParseConfig, parse_file
 
 ERRORS = "errors"
+STAGE_ASSEMBLE = "assemble"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class JobPlan:
     tokenizer_dir: str | None  # None: the default model, resolved on each worker
     extractors: list[Extractor] = field(default_factory=list)
     share_model_across_processes: bool = False
+    file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
+    committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
 
     @property
     def pack(self) -> PackSpec:
@@ -211,7 +214,24 @@ class Assemble(beam.DoFn):
     def process(self, item, shared: list[SegmentVector]):
         doc_id, grouped = item
         infos, vectors = list(grouped["info"]), list(grouped["vec"])
+        if not infos:  # a doc_id only an earlier wave has: nothing to do here
+            return
         self.meter.add(elements_in=len(infos))
+        if list(grouped["committed"]):  # an earlier wave of this run already wrote this doc_id
+            for info in infos:
+                self.meter.add(rejected=1)
+                yield beam.pvalue.TaggedOutput(
+                    ERRORS,
+                    Rejection(
+                        info.source,
+                        doc_id,
+                        STAGE_ASSEMBLE,
+                        "duplicate_doc_id",
+                        f"{info.source} row {info.row}: doc_id {doc_id!r} already written by an earlier wave",
+                        info.row,
+                    ),
+                )
+            return
         with self.meter.timed():
             kept, dupes = pick_winner(infos)
             result = assemble(kept, [v for v in vectors if v.uid == kept.uid], self.plan.model_name)
@@ -270,6 +290,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         "vec": vectors
         | "DocVectors" >> beam.Filter(lambda v: v.uid != SHARED_UID)
         | "VecByDoc" >> beam.Map(lambda v: (v.doc_id, v)),
+        "committed": _committed_ids(p, plan),
     }
     assembled = (
         by_doc
@@ -290,6 +311,13 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     return outputs
 
 
+def _committed_ids(p: beam.Pipeline, plan: JobPlan) -> beam.PCollection:
+    ids = p | "CommittedFiles" >> beam.Create(plan.committed_documents)
+    if plan.committed_documents:
+        ids = ids | "CommittedIds" >> beam.io.ReadAllFromParquet(columns=["doc_id"]) | beam.Map(lambda r: r["doc_id"])
+    return ids | "CommittedById" >> beam.Map(lambda doc_id: (doc_id, True))
+
+
 def _shared_segments(plan: JobPlan) -> list[Segment]:
     if not plan.extractors:
         return []
@@ -301,8 +329,8 @@ def _shared_segments(plan: JobPlan) -> list[Segment]:
 
 def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
     dim = plan.dim
-    out = plan.output.rstrip("/")
-    sinks.write_parquet(outputs["documents"], f"{out}/documents/part", sinks.documents_schema(dim), "Documents")
-    sinks.write_parquet(outputs["chunks"], f"{out}/chunks/part", sinks.chunks_schema(dim), "Chunks")
-    sinks.write_parquet(outputs["extractions"], f"{out}/extractions/part", sinks.EXTRACTIONS_SCHEMA, "Extractions")
-    sinks.write_errors(outputs["errors"], f"{out}/errors/part")
+    out, name = plan.output.rstrip("/"), plan.file_prefix
+    sinks.write_parquet(outputs["documents"], f"{out}/documents/{name}", sinks.documents_schema(dim), "Documents")
+    sinks.write_parquet(outputs["chunks"], f"{out}/chunks/{name}", sinks.chunks_schema(dim), "Chunks")
+    sinks.write_parquet(outputs["extractions"], f"{out}/extractions/{name}", sinks.EXTRACTIONS_SCHEMA, "Extractions")
+    sinks.write_errors(outputs["errors"], f"{out}/errors/{name}")

@@ -118,5 +118,14 @@ class DocbeamOptions(PipelineOptions):
         )
         _flag(parser, "profile", metavar="DIR", help="capture a JAX profiler trace of a few encoder batches here")
         _flag(parser, "resume", action="store_true", help="skip input shards already committed to --output")
+        _flag(
+            parser,
+            "wave-files",
+            type=int,
+            default=0,
+            metavar="N",
+            help="commit outputs every N input files (one Beam job per wave), so --resume can skip "
+            "finished files after a crash; 0 (default): one wave",
+        )
         _flag(parser, "overwrite", action="store_true", help="delete earlier outputs under --output first")
         _flag(parser, "budget-usd", type=float, help="refuse to start when the projected cost exceeds this")

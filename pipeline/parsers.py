@@ -175,6 +175,8 @@ def _jsonl(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> It
         if len(line) > cfg.max_doc_bytes and not line.endswith(b"\n"):
             while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
                 pass  # skip the rest of the oversized line without holding it
+            if source.problem:
+                break  # the stream broke (or hit the cap) inside this line: reported below
             yield Rejection(
                 path,
                 None,

@@ -5,6 +5,7 @@ extractors) before anything starts, fails early on inputs that match nothing, ru
 then checks the accounting and writes `_manifest.json`.
 """
 
+import dataclasses
 import json
 import logging
 import os
@@ -19,7 +20,8 @@ from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOpt
 
 import kernels
 from model.checkpoint import describe_checkpoint
-from pipeline import extractors, graph, manifest, outputs, report, runners, storage
+from model.config import CheckpointError
+from pipeline import extractors, graph, manifest, outputs, report, runners, storage, waves
 from pipeline.chunking import Windowing
 from pipeline.encoder_runtime import EncoderSettings
 from pipeline.metering import NAMESPACE
@@ -52,7 +54,7 @@ def check_inputs(globs: list[str]) -> None:
         raise UsageError(f"--input matches no files: {', '.join(empty)}")
 
 
-TABLES = ("documents", "chunks", "extractions", "errors", "_cost")
+TABLES = ("documents", "chunks", "extractions", "errors", "_cost", "_progress")
 
 
 def prepare_output(output: str, overwrite: bool) -> None:
@@ -82,11 +84,12 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
     d.input = [absolute(g) for g in d.input or []]
     check_inputs(d.input)
     local_model = d.model if d.model and not d.model.startswith("gs://") else None
-    if d.model and d.model.startswith("gs://"):
-        from pipeline.storage import localize_checkpoint
-
-        local_model = str(localize_checkpoint(d.model, expected_sha256=d.model_sha256))
-    ckpt = describe_checkpoint(local_model)
+    try:
+        if d.model and d.model.startswith("gs://"):
+            local_model = str(storage.localize_checkpoint(d.model, expected_sha256=d.model_sha256))
+        ckpt = describe_checkpoint(local_model)
+    except CheckpointError as exc:
+        raise UsageError(f"--model: {exc}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"
@@ -117,7 +120,7 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
         parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
         windowing=windowing,
         encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
-        model_name=ckpt.name,
+        model_name=d.model or ckpt.name,
         weights_sha256=ckpt.weights_sha256,
         dim=ckpt.config.hidden,
         tokenizer_dir=local_model,
@@ -156,16 +159,23 @@ def stage_totals(result) -> dict[str, dict[str, int]]:
 
 
 def run(argv: list[str], handler=None) -> RunResult:
-    """Plan, run and finalise one job. `handler` replaces the encoder's ModelHandler (tests)."""
+    """Plan, run (wave by wave) and finalise one job. `handler` replaces the encoder's
+    ModelHandler (tests use it)."""
     storage.ensure_emulator_credentials()  # no-op unless STORAGE_EMULATOR_HOST is set
     options = PipelineOptions(argv)
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)
-    rates = make_rates(d, local=runners.is_local(options))
+    local = runners.is_local(options)
+    rates = make_rates(d, local=local)
     if d.budget_usd is not None:
         check_budget(d, rates.hardware)
-    prepare_output(plan.output, d.overwrite)
-    local = runners.is_local(options)
+    records = waves.committed(plan.output) if d.resume else []
+    if d.resume:
+        stale = waves.remove_uncommitted(plan.output, records)
+        log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
+    else:
+        prepare_output(plan.output, d.overwrite)
+    listing = list_files(plan.globs) if d.resume or d.wave_files else None
     attention = (
         resolve_attention(plan)
         if local
@@ -177,13 +187,34 @@ def run(argv: list[str], handler=None) -> RunResult:
         }
     )
     log.info("attention %s", attention["reason"])
-    t0 = time.perf_counter()
-    p = beam.Pipeline(runner=runners.resolve(options), options=options)
-    graph.build(p, plan, handler)
-    result = p.run()
-    result.wait_until_finish()
-    wall = time.perf_counter() - t0
-    return finalize(plan, options, stage_totals(result), wall, attention, rates, local)
+    totals = [r["totals"] for r in records]
+    wall = sum(r["wall_seconds"] for r in records)
+    todo = waves.plan(plan.globs, listing, d.wave_files, records)
+    for i, wave in enumerate(todo, 1):
+        log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
+        wave_plan = dataclasses.replace(
+            plan,
+            globs=wave.inputs,
+            file_prefix=wave.key,
+            committed_documents=waves.document_files(plan.output, records),
+        )
+        t0 = time.perf_counter()
+        p = beam.Pipeline(runner=runners.resolve(options), options=options)
+        graph.build(p, wave_plan, handler)
+        result = p.run()
+        result.wait_until_finish()
+        wave_totals, wave_wall = stage_totals(result), time.perf_counter() - t0
+        waves.commit(
+            plan.output, wave, list_files(wave.inputs) if listing is None else wave.inputs, wave_totals, wave_wall
+        )
+        records.append({"key": wave.key})
+        totals.append(wave_totals)
+        wall += wave_wall
+    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local)
+
+
+def list_files(globs: list[str]) -> list[str]:
+    return sorted({m.path for r in FileSystems.match(globs) for m in r.metadata_list})
 
 
 SAMPLE_FLAGS = (

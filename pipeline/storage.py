@@ -43,6 +43,8 @@ from google.auth import exceptions as auth_exceptions
 from google.cloud import storage
 from google.cloud.storage import exceptions as storage_exceptions
 
+from model.config import CheckpointError  # one error type for every checkpoint problem
+
 _LOG = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -350,10 +352,6 @@ OPTIONAL_CHECKPOINT_FILES = (
 PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "model.pth")
 SHA256_SIDECAR = WEIGHTS_FILE + ".sha256"
 _CACHE_MANIFEST = ".docbeam-checkpoint.json"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that docbeam will not load (missing files, pickled weights, ...)."""
 
 
 class ChecksumMismatchError(CheckpointError):

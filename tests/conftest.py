@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
+os.environ.setdefault("JAX_PLATFORMS", "cpu")  # CI has no accelerator; never probe for one
+
 import pytest
+
+from tests.helpers import SAMPLES, run_job
+
+
+@pytest.fixture(scope="session")
+def sample_run(tmp_path_factory):
+    """The bundled sample job, run once per session; (output dir, RunResult)."""
+    out = tmp_path_factory.mktemp("sample")
+    return out, run_job(SAMPLES / "*", out)
+
 
 # ======================================================================================
 # GCS: a real emulator process, and a fault-injecting proxy in front of it (issue 7).

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.run import UsageError
-from tests.pipeline.conftest import SAMPLES, run_job, table
+from tests.helpers import SAMPLES, run_job, table
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from pipeline.inference import EncoderHandler
 from pipeline.memwatch import MemWatch
 from pipeline.pricing import PriceTable, PricingError, Rates
 from pipeline.run import UsageError
-from tests.pipeline.conftest import SAMPLES, run_job, table
+from tests.helpers import SAMPLES, run_job, table
 
 TABLE = PriceTable.load()
 

@@ -8,7 +8,7 @@ from model.tokenizer import load_tokenizer
 from pipeline.chunking import Windowing, chunk_documents
 from pipeline.documents import Document
 from tests.corpus import varied_texts
-from tests.pipeline.conftest import run_job, table, write_jsonl
+from tests.helpers import run_job, table, write_jsonl
 from tests.reference import cosine, st_embed_ids, st_encode
 
 pytestmark = pytest.mark.slow
