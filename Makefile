@@ -19,7 +19,7 @@ $(VENV)/.docbeam: pyproject.toml
 # torch first, pinned to the CPU build on this disk, so sentence-transformers pulls no CUDA build.
 $(VENV)/.docbeam-test: $(VENV)/.docbeam
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,airflow]'
 	touch $@
 
 run: $(VENV)/.docbeam

@@ -8,7 +8,9 @@ Contract (every implementation, no exceptions)::
     segment_ids  [batch, seq] int32              a token attends only to tokens with the same id;
                                                  id 0 marks padding
     scale        float | None                    logit scale; None means 1/sqrt(head_dim)
-    out          [batch, seq, heads, head_dim]   same dtype as q; rows whose id is 0 are zeros
+    out          [batch, seq, heads, head_dim]   same dtype as q; rows whose id is 0 are zeros;
+                                                 a result that cannot be trusted is NaN, never
+                                                 a plausible wrong number
 
 Bidirectional (encoder) attention with packing: several documents may share a row, each
 with its own id, and the ids need not be sorted. Accumulation is float32 (or wider) in
@@ -19,6 +21,8 @@ Implementations (one module each; see `registry.KERNELS` for the list and
 
     reference   einsum + float32 softmax, the oracle (float64 in, float64 math)
     native      jax.nn.dot_product_attention: XLA everywhere, cuDNN on GPU where dtype allows
+    xla_fused   einsum attention arranged so XLA fuses the softmax into the matmuls (CPU's
+                fastest); underflow gives NaN, which the encoder runtime catches and redoes
     flash       docbeam's Pallas kernel: blockwise online softmax, skips key blocks no
                 query of the block can see; interpret mode on CPU, compiled on GPU/TPU
     tpu_flash   adapter: JAX's Pallas TPU flash_attention

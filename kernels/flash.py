@@ -34,6 +34,8 @@ def _id_range(ids: jax.Array) -> tuple[jax.Array, jax.Array]:
 def _kernel(seg_q_ref, seg_k_ref, q_ref, k_ref, v_ref, o_ref, *, scale: float, block_k: int):
     seg_q = seg_q_ref[...]
     q = q_ref[...]
+    # float32 inputs get float32 matmuls (no TF32 / bf16 passes): the kernel must match the oracle.
+    precision = jax.lax.Precision.HIGHEST if q.dtype == jnp.float32 else None
     q_lo, q_hi = _id_range(seg_q)
     block_q, head_dim = q.shape
 
@@ -44,13 +46,13 @@ def _kernel(seg_q_ref, seg_k_ref, q_ref, k_ref, v_ref, o_ref, *, scale: float, b
 
         def step(carry):
             acc, m_prev, l_prev = carry
-            s = jnp.dot(q, k_ref[keys, :].T, preferred_element_type=jnp.float32) * scale
+            s = jnp.dot(q, k_ref[keys, :].T, precision=precision, preferred_element_type=jnp.float32) * scale
             mask = (seg_q[:, None] == seg_k[None, :]) & (seg_k[None, :] != 0)
             s = jnp.where(mask, s, _MASKED)
             m_next = jnp.maximum(m_prev, s.max(axis=-1))
             p = jnp.where(mask, jnp.exp(s - m_next[:, None]), 0.0)
             correction = jnp.exp(m_prev - m_next)
-            pv = jnp.dot(p.astype(v_ref.dtype), v_ref[keys, :], preferred_element_type=jnp.float32)
+            pv = jnp.dot(p.astype(v_ref.dtype), v_ref[keys, :], precision=precision, preferred_element_type=jnp.float32)
             return acc * correction[:, None] + pv, m_next, l_prev * correction + p.sum(axis=-1)
 
         return lax.cond((q_hi >= k_lo) & (k_hi >= q_lo), step, lambda c: c, carry)

@@ -2,7 +2,7 @@
 
 No Beam here; `inference.EncoderHandler` wraps this for RunInference. Batches are split
 across every local device (data parallel over a 1-D mesh), so a v5e-4 or an 8-GPU host
-uses all its chips; shapes whose row count does not divide evenly run on one device.
+uses all its chips.
 """
 
 import atexit
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import kernels
 from model import embed_segments, load_checkpoint
@@ -44,6 +44,7 @@ class EncodeStats:
     compile_seconds: float = 0.0
     compilations: int = 0
     batches: int = 0
+    fallbacks: int = 0  # batches recomputed with an exact kernel
 
 
 class EncoderRuntime:
@@ -69,23 +70,40 @@ class EncoderRuntime:
         replicated = NamedSharding(self.mesh, PartitionSpec())
         params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
         self.params = jax.device_put(params, replicated)
-        attend, slots = self.choice.attend, settings.pack.max_segments
-        self._fn = jax.jit(
-            lambda p, tokens, seg, pos: embed_segments(p, cfg, tokens, seg, pos, attend=attend, max_segments=slots)
-        )
+        self._fn = self._jit(self.choice.attend)
+        self._exact_fn = None  # built on first need: see _redo_exactly
         self._executables: dict[tuple[int, int], object] = {}
         self.stats = EncodeStats()
-        self._tracing = False
         log.info("encoder on %d %s device(s), attention %s", len(self.devices), self.platform, self.choice.reason)
+
+    def _jit(self, attend):
+        cfg, slots = self.checkpoint.config, self.settings.pack.max_segments
+        return jax.jit(
+            lambda p, tokens, seg, pos: embed_segments(p, cfg, tokens, seg, pos, attend=attend, max_segments=slots)
+        )
+
+    def _redo_exactly(self, batch: PackedBatch) -> np.ndarray:
+        """A kernel flagged a result it cannot vouch for (NaN): recompute the batch with `native`."""
+        if self._exact_fn is None:
+            self._exact_fn = self._jit(kernels.get("native", platform=self.platform).attend)
+        self.stats.fallbacks += 1
+        log.warning(
+            "attention %s returned NaN for a batch (softmax underflow); recomputed with native", self.choice.name
+        )
+        sharding = self._sharding(batch.shape[0])
+        args = (jax.device_put(x, sharding) for x in (batch.tokens, batch.segment_ids, batch.positions))
+        return np.asarray(self._exact_fn(self.params, *args), dtype=np.float32)
 
     def _param_dtype(self, a: np.ndarray):
         # Layer-norm parameters (1-D) stay float32; matrices follow the compute dtype.
         return jnp.float32 if a.ndim == 1 else self.dtype
 
-    def _sharding(self, rows: int):
+    def _sharding(self, rows: int) -> NamedSharding:
+        # Rows split over the devices; a small tail batch that does not divide evenly is
+        # replicated instead (every device computes it; it is a few rows, once per bundle).
         if rows % len(self.devices) == 0:
             return NamedSharding(self.mesh, PartitionSpec("data", None))
-        return SingleDeviceSharding(self.devices[0])
+        return NamedSharding(self.mesh, PartitionSpec())
 
     def _executable(self, rows: int, seq: int):
         key = (rows, seq)
@@ -115,18 +133,29 @@ class EncoderRuntime:
         pending = [self.dispatch(b) for b in batches]
         out = [np.asarray(jax.block_until_ready(p), dtype=np.float32) for p in pending]
         self.stats.device_seconds += time.perf_counter() - t0
+        out = [o if np.isfinite(o).all() else self._redo_exactly(b) for o, b in zip(out, batches)]
         self.stats.batches += len(batches)
         self._profile_stop()
         return out
 
     def _profile_start(self) -> None:
-        if self.settings.profile_dir and self.stats.batches == 0 and not self._tracing:
+        if self.settings.profile_dir and self.stats.batches == 0 and not _ACTIVE_TRACES:
             jax.profiler.start_trace(self.settings.profile_dir)
-            self._tracing = True
-            atexit.register(self._profile_stop, force=True)  # a run shorter than the window
+            _ACTIVE_TRACES.append(self)
             log.info("profiling %d encoder batches into %s", PROFILE_BATCHES, self.settings.profile_dir)
 
-    def _profile_stop(self, force: bool = False) -> None:
-        if self._tracing and (force or self.stats.batches >= PROFILE_BATCHES):
-            jax.profiler.stop_trace()
-            self._tracing = False
+    def _profile_stop(self) -> None:
+        if self in _ACTIVE_TRACES and self.stats.batches >= PROFILE_BATCHES:
+            finish_profiles()
+
+
+_ACTIVE_TRACES: list[EncoderRuntime] = []
+
+
+@atexit.register
+def finish_profiles() -> None:
+    """Write out a trace still open: a run shorter than the profiling window ends here
+    (the launcher calls it after an in-process job; worker processes at exit)."""
+    if _ACTIVE_TRACES:
+        _ACTIVE_TRACES.clear()
+        jax.profiler.stop_trace()

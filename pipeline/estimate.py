@@ -24,7 +24,7 @@ from pipeline.documents import Document
 from pipeline.parsers import ParseConfig, format_of, parse_file
 from pipeline.pricing import PriceTable, Rates, parse_hardware
 
-HARDWARE_SPECS = Path(__file__).resolve().parents[1] / "infra" / "pricing" / "hardware.yaml"
+HARDWARE_SPECS = Path(__file__).parent / "data" / "hardware.yaml"  # links to infra/pricing/hardware.yaml
 
 
 class _Counting:

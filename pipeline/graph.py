@@ -255,7 +255,10 @@ class Assemble(beam.DoFn):
             meter = self.ex_meters[ex.name]
             with meter.timed():
                 mine = [v for v in result.others if v.kind == ex.name]
-                out = ex.extract(info, result.document["embedding"], mine, [v for v in shared if v.kind == ex.name])
+                chunks = [c["embedding"] for c in result.chunks]
+                out = ex.extract(
+                    info, result.document["embedding"], mine, [v for v in shared if v.kind == ex.name], chunks
+                )
             meter.add(elements_in=1, elements_out=len(out))
             rows += out
         return rows

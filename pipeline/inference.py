@@ -42,7 +42,12 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
         self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
     ) -> Iterable[list[SegmentVector]]:
         meter = self._meter = self._meter or StageMeter("encode")
-        before = (model.stats.device_seconds, model.stats.compile_seconds, model.stats.compilations)
+        before = (
+            model.stats.device_seconds,
+            model.stats.compile_seconds,
+            model.stats.compilations,
+            model.stats.fallbacks,
+        )
         with meter.timed():
             outputs = model.encode(list(batch))
             results = [_unpack(b, out, model.choice.name) for b, out in zip(batch, outputs)]
@@ -57,6 +62,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
             device_us=(s.device_seconds - before[0]) * 1e6,
             compile_us=(s.compile_seconds - before[1]) * 1e6,
             compilations=s.compilations - before[2],
+            fallbacks=s.fallbacks - before[3],
             tokens=real,
             pad_tokens=fed - real,
         )

@@ -29,6 +29,7 @@ COUNTERS = (
     "rejected",
     "retries",
     "leak_warnings",
+    "fallbacks",
 )
 
 

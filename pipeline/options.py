@@ -60,6 +60,13 @@ class DocbeamOptions(PipelineOptions):
             metavar="MIN,MAX",
             help="n-gram range of keyphrase candidates (default 1,2)",
         )
+        _flag(
+            parser,
+            "keyphrase-reference",
+            default="document",
+            choices=["document", "first-window"],
+            help="rank keyphrases against the whole document (default) or its first window, as KeyBERT does",
+        )
         _flag(parser, "summary-sentences", type=positive_int, default=3, help="sentences per summary (default 3)")
         # Not --labels: Beam already owns that flag (Dataflow job labels).
         _flag(

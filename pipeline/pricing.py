@@ -13,7 +13,9 @@ from pathlib import Path
 
 import yaml
 
-DEFAULT_TABLE = Path(__file__).resolve().parents[1] / "infra" / "pricing" / "prices.yaml"
+# pipeline/data/prices.yaml links to infra/pricing/prices.yaml, so the table ships inside the
+# package (wheels and worker images follow the link) while infra/pricing/ stays its home.
+DEFAULT_TABLE = Path(__file__).parent / "data" / "prices.yaml"
 # Host machine of one GPU on Dataflow (vCPU, GB): g2-standard-4, a2-highgpu-1g, a2-ultragpu-1g, a3-highgpu-1g.
 GPU_HOST = {"l4": (4, 16), "a100": (12, 85), "a100-80gb": (12, 170), "h100": (26, 234)}
 

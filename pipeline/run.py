@@ -23,7 +23,7 @@ from model.checkpoint import describe_checkpoint
 from model.config import CheckpointError
 from pipeline import extractors, graph, manifest, outputs, report, runners, storage, waves
 from pipeline.chunking import Windowing
-from pipeline.encoder_runtime import EncoderSettings
+from pipeline.encoder_runtime import EncoderSettings, finish_profiles
 from pipeline.metering import NAMESPACE
 from pipeline.options import DocbeamOptions, extract_list
 from pipeline.packing import PackSpec
@@ -55,14 +55,13 @@ def check_inputs(globs: list[str]) -> None:
 
 
 TABLES = ("documents", "chunks", "extractions", "errors", "_cost", "_progress")
+FILES = ("_manifest.json", waves.JOB_RECORD)
 
 
 def prepare_output(output: str, overwrite: bool) -> None:
     """Refuse to mix a new run's files with an old run's, unless told to replace them."""
     old = [m.path for t in TABLES for m in FileSystems.match([f"{output.rstrip('/')}/{t}/*"])[0].metadata_list]
-    manifest_path = f"{output.rstrip('/')}/_manifest.json"
-    if FileSystems.exists(manifest_path):
-        old.append(manifest_path)
+    old += [p for f in FILES if FileSystems.exists(p := f"{output.rstrip('/')}/{f}")]
     if old and not overwrite:
         raise UsageError(
             f"{output} already holds a run's outputs ({len(old)} files); "
@@ -107,7 +106,7 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
         lo, hi = (int(x) for x in d.keyphrase_ngrams.split(","))
         settings = {
             "labels": {"labels_file": d.label_file},
-            "keyphrases": {"ngrams": (lo, hi)},
+            "keyphrases": {"ngrams": (lo, hi), "reference": d.keyphrase_reference},
             "summary": {"top_k": d.summary_sentences},
         }
         exs = extractors.build(extract_list(d.extract), settings)
@@ -198,11 +197,13 @@ def run(argv: list[str], handler=None) -> RunResult:
             file_prefix=wave.key,
             committed_documents=waves.document_files(plan.output, records),
         )
+        waves.record_job(plan.output, argv, wave)  # lets `pipeline.finalize` finish a job nobody waited for
         t0 = time.perf_counter()
         p = beam.Pipeline(runner=runners.resolve(options), options=options)
         graph.build(p, wave_plan, handler)
         result = p.run()
         result.wait_until_finish()
+        finish_profiles()
         wave_totals, wave_wall = stage_totals(result), time.perf_counter() - t0
         waves.commit(
             plan.output, wave, list_files(wave.inputs) if listing is None else wave.inputs, wave_totals, wave_wall
@@ -221,6 +222,7 @@ SAMPLE_FLAGS = (
     "extract",
     "label_file",
     "keyphrase_ngrams",
+    "keyphrase_reference",
     "summary_sentences",
     "max_seq_len",
     "stride",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pipeline import storage
 
 PROGRESS = "_progress"
+JOB_RECORD = "_job.json"  # what the launcher submitted last: for pipeline.finalize
 TABLES = ("documents", "chunks", "extractions", "errors")
 
 
@@ -39,6 +40,12 @@ def committed(output: str) -> list[dict]:
 def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float) -> None:
     record = {"key": wave.key, "inputs": wave.inputs, "files": files, "totals": totals, "wall_seconds": wall}
     storage.write_text(f"{output.rstrip('/')}/{PROGRESS}/{wave.key}.json", json.dumps(record, indent=1))
+
+
+def record_job(output: str, argv: list[str], wave: Wave) -> None:
+    """Written by the launcher before each wave's job starts."""
+    record = {"argv": argv, "wave": wave.key, "inputs": wave.inputs}
+    storage.write_text(f"{output.rstrip('/')}/{JOB_RECORD}", json.dumps(record, indent=1))
 
 
 def owned_by(path: str, keys: set[str]) -> bool:

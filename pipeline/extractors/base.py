@@ -36,8 +36,15 @@ class Extractor:
         return []
 
     def extract(
-        self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared: list[SegmentVector]
+        self,
+        info: DocInfo,
+        embedding: np.ndarray,
+        vectors: list[SegmentVector],
+        shared: list[SegmentVector],
+        chunks: list[np.ndarray],
     ) -> list[dict]:
+        """Rows for one kept document. `embedding`: the document's; `vectors`: this extractor's
+        segments of the document; `shared`: its run-wide segments; `chunks`: chunk vectors in order."""
         return []
 
 

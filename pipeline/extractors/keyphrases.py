@@ -4,9 +4,9 @@ Candidates are what KeyBERT's default CountVectorizer yields (lower-cased `\\w\\
 English stop words removed, n-grams over the remaining words), each embedded as its own
 short segment; they are ranked by cosine to the document embedding with Maximal Marginal
 Relevance for diversity (KeyBERT's `use_mmr=True`). The span is the first occurrence.
-Differences from KeyBERT, on purpose: the document embedding covers the whole text (all
-windows), not its first 256 tokens; a huge document keeps its `max_candidates` most
-frequent candidates.
+Differences from KeyBERT, on purpose: by default the document embedding covers the whole
+text (all windows), not its first 256 tokens (`--keyphrase-reference first-window` ranks as
+KeyBERT does); a huge document keeps its `max_candidates` most frequent candidates.
 """
 
 import re
@@ -54,11 +54,19 @@ class Keyphrases(Extractor):
     name = "keyphrases"
 
     def __init__(
-        self, ngrams: tuple[int, int] = (1, 2), top_n: int = 5, diversity: float = 0.5, max_candidates: int = 1000
+        self,
+        ngrams: tuple[int, int] = (1, 2),
+        top_n: int = 5,
+        diversity: float = 0.5,
+        max_candidates: int = 1000,
+        reference: str = "document",
     ):
         if not 1 <= ngrams[0] <= ngrams[1]:
             raise ValueError(f"bad n-gram range {ngrams}")
+        if reference not in ("document", "first-window"):
+            raise ValueError(f"keyphrase reference {reference!r}: choose document or first-window")
         self.ngrams, self.top_n, self.diversity, self.max_candidates = ngrams, top_n, diversity, max_candidates
+        self.reference = reference
 
     def candidates(self, doc: Document, tokenizer, special, max_seq_len: int) -> list[Segment]:
         found = candidates(doc.text, self.ngrams)
@@ -72,12 +80,14 @@ class Keyphrases(Extractor):
             for i, (p, tok_ids) in enumerate(zip(phrases, ids))
         ]
 
-    def extract(self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared) -> list[dict]:
+    def extract(self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared, chunks) -> list[dict]:
         if not vectors:
             return []
         vectors = sorted(vectors, key=lambda v: v.index)
         mat = np.stack([v.vector for v in vectors]).astype(np.float64)
-        doc = embedding.astype(np.float64)
+        # "first-window" ranks against the first 256 tokens, as KeyBERT (via sentence-transformers'
+        # truncation) does; "document" against the whole document's embedding.
+        doc = (chunks[0] if self.reference == "first-window" else embedding).astype(np.float64)
         picked = mmr(doc, mat, self.top_n, self.diversity)
         scored = sorted(((float(mat[i] @ doc), vectors[i]) for i in picked), key=lambda t: -t[0])
         return [row(info.doc_id, "keyphrase", v.text, s, v.start_char, v.end_char) for s, v in scored]

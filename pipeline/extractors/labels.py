@@ -60,7 +60,7 @@ class Labels(Extractor):
             for i, ((label, _), tok) in enumerate(zip(pairs, ids))
         ]
 
-    def extract(self, info: DocInfo, embedding: np.ndarray, vectors, shared: list[SegmentVector]) -> list[dict]:
+    def extract(self, info: DocInfo, embedding: np.ndarray, vectors, shared: list[SegmentVector], chunks) -> list[dict]:
         names = list(self.labels)
         protos = np.zeros((len(names), len(embedding)))
         for v in shared:

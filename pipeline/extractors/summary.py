@@ -47,7 +47,7 @@ class Summary(Extractor):
             for i, ((s, e), t, tok) in enumerate(zip(spans, texts, ids))
         ]
 
-    def extract(self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared) -> list[dict]:
+    def extract(self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared, chunks) -> list[dict]:
         if not vectors:
             return []
         scores = [float(v.vector.astype(np.float64) @ embedding) for v in vectors]

@@ -81,7 +81,7 @@ def test_keyphrase_rows_are_ordered_by_score_with_spans():
     doc_vec = np.array([1.0, 0, 0])
     vecs = [np.array(v) / np.linalg.norm(v) for v in ([1, 0.1, 0], [0.2, 1, 0], [0.9, 0.3, 0.1], [0, 0, 1])]
     vs = _vectors("keyphrases", [("alpha", 0, 5), ("beta", 6, 10), ("gamma", 11, 16), ("delta", 17, 22)], vecs)
-    rows = Keyphrases(top_n=3).extract(DocInfo("u", "d", "s", 0, 22, 5, 1, 5), doc_vec, vs, [])
+    rows = Keyphrases(top_n=3).extract(DocInfo("u", "d", "s", 0, 22, 5, 1, 5), doc_vec, vs, [], [doc_vec])
     assert [r["kind"] for r in rows] == ["keyphrase"] * 3
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
     assert rows[0]["value"] == "alpha" and (rows[0]["start_char"], rows[0]["end_char"]) == (0, 5)
@@ -104,8 +104,8 @@ def test_no_sentences_and_no_candidates_yield_no_rows():
     from pipeline.extractors.summary import Summary
 
     info = DocInfo("u", "d", "s", 0, 2, 1, 1, 1)
-    assert Summary().extract(info, np.ones(3) / np.sqrt(3), [], []) == []
-    assert Keyphrases().extract(info, np.ones(3) / np.sqrt(3), [], []) == []
+    assert Summary().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
+    assert Keyphrases().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
     assert sentences("ok") == [] and candidates("a an the of") == {}
     doc = Document("u", "d", "s", 0, "the of and")
     assert Keyphrases().candidates(doc, None, None, 256) == []

@@ -67,7 +67,7 @@ import pipeline.options  # noqa: E402,F401  (registers docbeam's own flags with 
 from pipeline import submit  # noqa: E402
 
 DS = "2026-12-01"
-JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract"}
+JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract", "hardware"}
 
 
 def load_dags() -> dict:
@@ -91,7 +91,7 @@ def params_for(dag, **override) -> dict:
 def test_dag_folder_loads_without_import_errors(dags):
     assert sorted(dags) == ["docbeam_dataflow", "docbeam_local"]
     flow = dags["docbeam_dataflow"]
-    assert [t.task_id for t in flow.topological_sort()] == ["resolve", "run_dataflow", "wait_for_job"]
+    assert [t.task_id for t in flow.topological_sort()] == ["resolve", "run_dataflow", "wait_for_job", "finalize"]
     assert [t.task_id for t in dags["docbeam_local"].topological_sort()] == ["resolve_local", "run_local"]
 
 
@@ -191,6 +191,7 @@ def test_dataflow_task_options_are_what_docbeam_submit_uses(dags, override, flag
         "attention": "auto",
         "max_seq_len": 256,
         "overwrite": True,
+        "hardware": submit.hardware_spec(submit.parse_submit_args(flags)),  # prices the run
     }
     assert resolved["py_file"] == str(REPO / "pipeline" / "run.py")
     json.dumps(resolved)  # it travels as an XCom

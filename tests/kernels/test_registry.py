@@ -16,7 +16,7 @@ def test_auto_never_fails_and_says_why(platform, seq, dtype):
 
 
 def test_auto_rules():
-    assert kernels.get("auto", platform="cpu", shape=SHAPE).name == "native"
+    assert kernels.get("auto", platform="cpu", shape=SHAPE).name == "xla_fused"
     assert kernels.get("auto", platform="tpu", shape=SHAPE).name == "splash"
     assert kernels.get("auto", platform="tpu", shape=(32, 200, 12, 32)).name == "native"
     assert kernels.get("auto", platform="gpu", shape=SHAPE, dtype="bfloat16").name == "native"
@@ -53,7 +53,7 @@ def test_broken_adapter_is_unavailable_not_fatal(monkeypatch):
     monkeypatch.setitem(registry.KERNELS, "broken", "kernels.does_not_exist")
     assert "cannot import" in registry.why_not("broken", "cpu")
     assert "broken" not in kernels.available("cpu")
-    assert kernels.get("auto", platform="cpu").name == "native"
+    assert kernels.get("auto", platform="cpu").name == "xla_fused"
 
 
 def test_calls_are_named_for_the_profiler():

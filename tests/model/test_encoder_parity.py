@@ -19,7 +19,7 @@ def encoder():
     return ckpt, jax.device_put(params)
 
 
-def embed(encoder, texts: list[str], attention: str = "native", rows: int = 16) -> dict[int, np.ndarray]:
+def embed(encoder, texts: list[str], attention: str = "auto", rows: int = 16) -> dict[int, np.ndarray]:
     """Chunk 0 vector of each text, packed several texts per row exactly as the pipeline does."""
     ckpt, params = encoder
     spec = PackSpec(rows=rows, seq_len=256)
@@ -53,7 +53,7 @@ def test_matches_sentence_transformers_on_200_varied_texts(encoder):
     assert np.allclose(np.linalg.norm(ref, axis=1), 1, atol=1e-5)
 
 
-@pytest.mark.parametrize("attention", ["reference", "flash"])
+@pytest.mark.parametrize("attention", ["reference", "xla_fused", "flash"])
 def test_kernels_give_the_same_embeddings(encoder, attention):
     texts = varied_texts(24, seed=4)
     base = embed(encoder, texts, "native", rows=4)

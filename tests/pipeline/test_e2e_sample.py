@@ -38,7 +38,8 @@ def test_every_format_reads_and_accounting_holds(sample_run):
     m = json.loads(outputs.read_text(f"{out}/_manifest.json"))
     assert m["accounting"]["holds"] and m["counts"]["read"] == len(docs) + len(errors) == 71
     assert m["counts"]["chunks"] == table(out, "chunks").num_rows
-    assert m["attention"]["used"] == "native" and m["attention"]["used_by_workers"] == ["native"]
+    assert m["attention"]["used"] == "xla_fused" and m["attention"]["used_by_workers"] == ["xla_fused"]
+    assert m["attention"]["requested"] == "auto" and "CPU" in m["attention"]["reason"]
     assert m["model"]["weights_sha256"] and m["versions"]["apache-beam"].startswith("2.77")
     assert len({d["doc_id"] for d in docs}) == len(docs)
 

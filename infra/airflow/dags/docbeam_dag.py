@@ -1,12 +1,15 @@
 """docbeam under Airflow 3: a daily Dataflow job (TPU or GPU workers) and a local variant.
 
-docbeam_dataflow  resolve -> run_dataflow -> wait_for_job
+docbeam_dataflow  resolve -> run_dataflow -> wait_for_job -> finalize
     resolve       turns the run's params into exactly the options `docbeam submit` would use
                   (pipeline.submit.dataflow_options) plus the job's own flags; finds run.py
     run_dataflow  BeamRunPythonPipelineOperator: `python pipeline/run.py ...` with
                   DataflowRunner; returns once Dataflow has the job, pushes `dataflow_job_id`
     wait_for_job  DataflowJobStatusSensor on that id until JOB_STATE_DONE (reschedule mode,
                   so no worker slot is held while the job runs)
+    finalize      pipeline.finalize: the operator does not wait for pipeline/run.py after the
+                  job id appears, so the run's own finalisation (commit, accounting check,
+                  _manifest.json, _cost/) runs here, from the job's Dataflow counters
 docbeam_local     resolve -> run_local: the same entry point on the DirectRunner
 
 Inputs and outputs are per run date: gs://BUCKET/INPUT_PREFIX/{{ ds }}/* ->
@@ -154,7 +157,8 @@ with DAG(
         job = job_options(
             params, f"gs://{bucket}/{params['input_prefix']}/{ds}/*", f"gs://{bucket}/{params['output_prefix']}/{ds}"
         )
-        return {"py_file": run_py_file(), "pipeline_options": {**job, **submit.dataflow_options(ns)}}
+        options = {**job, **submit.dataflow_options(ns), "hardware": submit.hardware_spec(ns)}
+        return {"py_file": run_py_file(), "pipeline_options": options, "output": job["output"]}
 
     resolved = resolve()
     run_dataflow = BeamRunPythonPipelineOperator(
@@ -183,7 +187,18 @@ with DAG(
         poke_interval=120,
         timeout=24 * 3600,
     )
-    resolved >> run_dataflow >> wait_for_job
+
+    @task
+    def finalize(output: str, ti=None) -> dict:
+        from pipeline.finalize import finalize_dataflow
+
+        job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
+        result = finalize_dataflow(output, job_id)
+        if not result.manifest["accounting"]["holds"]:
+            raise RuntimeError(f"accounting check failed: {result.manifest['accounting']}")
+        return result.manifest["counts"]
+
+    resolved >> run_dataflow >> wait_for_job >> finalize(resolved["output"])
 
 
 with DAG(

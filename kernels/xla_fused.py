@@ -1,0 +1,48 @@
+"""Attention shaped for XLA's CPU fusions: the fastest implementation on CPU.
+
+jax.nn.dot_product_attention masks the logits before the softmax; on CPU that `where`
+materialises the [B, H, T, T] scores several times over. Here the row maximum is taken
+over the unmasked logits and the mask multiplies the exponentials, which XLA fuses into
+the two matmuls: ~2x faster attention, ~1.4x faster encoder on the CPU we test on
+(`python -m kernels.bench`).
+
+The price of an unmasked maximum: a query whose own segment's logits all sit more than
+~87 below a masked logit underflows to an all-zero row. That case comes back as NaN,
+never as a plausible wrong number; the encoder runtime re-runs such a batch with an exact
+kernel. (A per-layer check-and-branch costs ~10% of the encoder; the NaN costs nothing.)
+Also from the shared maximum: other segments of a row can move a result's last bits (never
+its value), so unlike `native` it is not bit-for-bit independent of its row-mates.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from kernels import reference
+from kernels.spec import KernelSpec, padding_to_zeros
+
+
+def attend(
+    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+) -> jax.Array:
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    compute = jnp.promote_types(q.dtype, jnp.float32)
+    qt, kt, vt = (x.astype(compute).transpose(0, 2, 1, 3) for x in (q * scale, k, v))
+    mask = reference.segment_mask(segment_ids)[:, None].astype(compute)
+    scores = jnp.matmul(qt, kt.swapaxes(-1, -2))  # [B, H, T, T]
+    weights = jnp.exp(scores - scores.max(-1, keepdims=True)) * mask
+    out = jnp.matmul(weights, vt) / weights.sum(-1, keepdims=True)  # 0/0 = NaN on underflow
+    return padding_to_zeros(out.transpose(0, 2, 1, 3).astype(q.dtype), segment_ids)
+
+
+def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
+    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16, jnp.float16):
+        return f"dtype {dtype} not supported"
+    return None
+
+
+KERNEL = KernelSpec(
+    name="xla_fused",
+    attend=attend,
+    runs_here=_runs_here,
+    summary="exp x mask fused into the two matmuls (XLA); fastest on CPU; NaN, never wrong, on underflow",
+)

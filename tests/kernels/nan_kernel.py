@@ -1,0 +1,12 @@
+"""A test double: an attention implementation that always flags its result (NaN)."""
+
+import jax.numpy as jnp
+
+from kernels.spec import KernelSpec
+
+KERNEL = KernelSpec(
+    name="nan_test",
+    attend=lambda q, k, v, *, segment_ids, scale=None: jnp.full_like(q, jnp.nan),
+    runs_here=lambda platform, shape, dtype: None,
+    summary="test double: always NaN",
+)

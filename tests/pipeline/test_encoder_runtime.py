@@ -1,0 +1,100 @@
+"""The encoder runtime: shapes, devices, dtypes, flagged results, profiles."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kernels import registry
+from pipeline.documents import Segment
+from pipeline.encoder_runtime import EncoderRuntime, EncoderSettings
+from pipeline.packing import Packer, PackSpec
+from tests.helpers import REPO, SAMPLES, run_job, table
+
+
+def _batches(spec: PackSpec, n: int = 20) -> list:
+    rng = np.random.default_rng(0)
+    packer = Packer(spec)
+    segs = [
+        Segment(f"d{i}", f"d{i}", "chunk", 0, 0, 1, np.asarray([101, *rng.integers(1000, 9000, int(m)), 102], np.int32))
+        for i, m in enumerate(rng.integers(5, 120, n))
+    ]
+    return [b for s in segs for b in packer.add(s)] + list(packer.flush())
+
+
+def test_flagged_results_are_recomputed_exactly(monkeypatch):
+    monkeypatch.setitem(registry.KERNELS, "nan_test", "tests.kernels.nan_kernel")
+    spec = PackSpec(rows=4, seq_len=128)
+    batches = _batches(spec)
+    flagged = EncoderRuntime(EncoderSettings(None, None, "nan_test", "float32", spec))
+    exact = EncoderRuntime(EncoderSettings(None, None, "native", "float32", spec))
+    got, want = flagged.encode(batches), exact.encode(batches)
+    assert flagged.stats.fallbacks == len(batches)
+    for g, w in zip(got, want, strict=True):
+        assert np.isfinite(g).all() and np.array_equal(g, w)
+
+
+def test_compiles_once_per_shape():
+    spec = PackSpec(rows=8, seq_len=128)
+    rt = EncoderRuntime(EncoderSettings(None, None, "auto", "float32", spec))
+    batches = _batches(spec, 60)
+    rt.encode(batches)
+    rt.encode(batches)
+    assert rt.stats.compilations == len({b.shape for b in batches}) <= 4
+
+
+@pytest.mark.slow
+def test_bfloat16_stays_close_to_float32(tmp_path, sample_run):
+    out32, _ = sample_run
+    run_job(SAMPLES / "*", tmp_path / "bf16", "--dtype", "bfloat16")
+    a = {d["doc_id"]: np.asarray(d["embedding"]) for d in table(out32, "documents").to_pylist()}
+    b = {d["doc_id"]: np.asarray(d["embedding"]) for d in table(tmp_path / "bf16", "documents").to_pylist()}
+    cos = np.array([a[k] @ b[k] for k in a])
+    assert cos.min() >= 0.99, cos.min()  # measured: see the README's dtype section
+
+
+@pytest.mark.slow
+def test_sharded_over_four_devices_matches_one(tmp_path):
+    """XLA_FLAGS forces 4 host devices: each batch is split over them (data parallel)."""
+
+    def run(out, devices):
+        env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
+        cmd = [
+            sys.executable,
+            "-m",
+            "pipeline.run",
+            "--input",
+            str(SAMPLES / "articles.jsonl"),
+            "--output",
+            str(out),
+            "--batch-rows",
+            "8",
+        ]
+        subprocess.run(cmd, cwd=REPO, env=env, check=True, capture_output=True)
+        return json.loads((out / "_manifest.json").read_text())
+
+    one, four = run(tmp_path / "one", 1), run(tmp_path / "four", 4)
+    assert len(one["platform"]["devices"]) == 1 and len(four["platform"]["devices"]) == 4
+    x = {
+        (c["doc_id"], c["chunk_index"]): np.asarray(c["embedding"])
+        for c in table(tmp_path / "one", "chunks").to_pylist()
+    }
+    y = {
+        (c["doc_id"], c["chunk_index"]): np.asarray(c["embedding"])
+        for c in table(tmp_path / "four", "chunks").to_pylist()
+    }
+    assert x.keys() == y.keys()
+    worst = max(np.abs(x[k] - y[k]).max() for k in x)
+    assert worst <= 1e-6, worst
+
+
+@pytest.mark.slow
+def test_profile_trace_shows_the_kernel(tmp_path):
+    run_job(SAMPLES / "notes.txt", tmp_path / "out", "--profile", str(tmp_path / "trace"))
+    (trace,) = glob.glob(f"{tmp_path}/trace/**/*.xplane.pb", recursive=True)
+    blob = open(trace, "rb").read()
+    assert b"attention_xla_fused" in blob and b"layer_5" in blob and b"pooling" in blob
