@@ -111,20 +111,15 @@ def attend(
     return padding_to_zeros(out, segment_ids)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    if platform not in ("cpu", "gpu", "tpu"):
-        return f"no Pallas backend for platform {platform!r}"
-    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16):
-        return f"dtype {dtype} not supported (float32, bfloat16)"
-    if shape is not None and shape[-1] % 8:
-        return f"head_dim {shape[-1]} not a multiple of 8"
-    return None
+def _head_dim_check(shape: tuple[int, ...]) -> str | None:
+    return f"head_dim {shape[-1]} not a multiple of 8" if shape[-1] % 8 else None
 
 
 KERNEL = KernelSpec(
     name="flash",
     attend=attend,
-    runs_here=_runs_here,
+    dtypes=("float32", "bfloat16"),
+    shape_check=_head_dim_check,
     summary="docbeam Pallas kernel: online softmax, segment ids, skips invisible key blocks",
     emulated_on=("cpu",),
 )

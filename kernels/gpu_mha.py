@@ -9,7 +9,6 @@ On CPU it runs with interpret=True (for checking only).
 import warnings
 
 import jax
-import jax.numpy as jnp
 
 from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
 
@@ -38,18 +37,11 @@ def attend(
     return padding_to_zeros(out[:, :seq], segment_ids)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    if platform not in ("gpu", "cpu"):
-        return "Triton kernel: GPU only"
-    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16, jnp.float16):
-        return f"dtype {dtype} not supported"
-    return None
-
-
 KERNEL = KernelSpec(
     name="gpu_mha",
     attend=attend,
-    runs_here=_runs_here,
+    platforms=("gpu", "cpu"),
+    not_elsewhere="Triton kernel: GPU only",
     summary="JAX's Pallas GPU (Triton) mha with segment ids",
     emulated_on=("cpu",),
 )

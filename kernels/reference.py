@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 
-from kernels.spec import KernelSpec, padding_to_zeros
+from kernels.spec import FLOATS, KernelSpec, padding_to_zeros
 
 
 def segment_mask(segment_ids: jax.Array) -> jax.Array:
@@ -27,13 +27,9 @@ def attend(
     return padding_to_zeros(out, segment_ids).astype(q.dtype)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    return None
-
-
 KERNEL = KernelSpec(
     name="reference",
     attend=attend,
-    runs_here=_runs_here,
+    dtypes=("float64", *FLOATS),
     summary="einsum + float32 softmax; materialises [B,H,T,T]; the oracle",
 )

@@ -7,18 +7,33 @@ import jax
 import jax.numpy as jnp
 
 Attend = Callable[..., jax.Array]
-# (platform, shape [B, T, H, D] or None, dtype name or None) -> None if it runs, else why not.
-RunsHere = Callable[[str, tuple[int, ...] | None, str | None], str | None]
+# Extra shape constraint: shape [B, T, H, D] -> None if fine, else why not.
+ShapeCheck = Callable[[tuple[int, ...]], str | None]
+
+ALL_PLATFORMS = ("cpu", "gpu", "tpu")
+FLOATS = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True)
 class KernelSpec:
     name: str
     attend: Attend
-    runs_here: RunsHere
     summary: str
-    # True where the implementation only runs emulated on this platform (Pallas interpret).
-    emulated_on: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ALL_PLATFORMS
+    not_elsewhere: str = ""  # why it does not run on the other platforms
+    dtypes: tuple[str, ...] = FLOATS
+    emulated_on: tuple[str, ...] = ()  # platforms where it only runs emulated (Pallas interpret)
+    shape_check: ShapeCheck | None = None
+
+    def runs_here(self, platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
+        """None if it runs on `platform` for this shape and dtype, else the reason it does not."""
+        if platform not in self.platforms:
+            return self.not_elsewhere or f"does not run on {platform}"
+        if dtype is not None and jnp.dtype(dtype).name not in self.dtypes:
+            return f"dtype {dtype} not supported ({', '.join(self.dtypes)})"
+        if shape is not None and self.shape_check is not None:
+            return self.shape_check(shape)
+        return None
 
 
 def padding_to_zeros(out: jax.Array, segment_ids: jax.Array) -> jax.Array:

@@ -9,7 +9,6 @@ own `interpret=True` (for checking only).
 import functools
 
 import jax
-import jax.numpy as jnp
 from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # version-sensitive: this file only
 
 from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
@@ -44,18 +43,12 @@ def attend(
     return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    if platform not in ("tpu", "cpu"):
-        return "TPU-only kernel (Mosaic); no GPU lowering"
-    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16):
-        return f"dtype {dtype} not supported (float32, bfloat16)"
-    return None
-
-
 KERNEL = KernelSpec(
     name="splash",
     attend=attend,
-    runs_here=_runs_here,
+    platforms=("tpu", "cpu"),
+    not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
+    dtypes=("float32", "bfloat16"),
     summary="JAX's Pallas TPU splash attention (block-sparse, segment ids)",
     emulated_on=("cpu",),
 )

@@ -5,7 +5,6 @@ GPU, XLA elsewhere); on CPU that is XLA, so it is checked here but not faster th
 """
 
 import jax
-import jax.numpy as jnp
 import tokamax as upstream  # ImportError here = extra not installed: shows as unavailable
 from absl import flags
 
@@ -27,15 +26,8 @@ def attend(
     return padding_to_zeros(out, segment_ids)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16, jnp.float16):
-        return f"dtype {dtype} not supported"
-    return None
-
-
 KERNEL = KernelSpec(
     name="tokamax",
     attend=attend,
-    runs_here=_runs_here,
     summary="tokamax.dot_product_attention (Mosaic TPU / Triton GPU; XLA on CPU)",
 )

@@ -8,7 +8,6 @@ zeroed here. On CPU it runs emulated under
 """
 
 import jax
-import jax.numpy as jnp
 from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # version-sensitive: this file only
 
 from kernels import pallas_compat as pc
@@ -36,18 +35,12 @@ def attend(
     return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    if platform not in ("tpu", "cpu"):
-        return "TPU-only kernel (Mosaic); no GPU lowering"
-    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16):
-        return f"dtype {dtype} not supported (float32, bfloat16)"
-    return None
-
-
 KERNEL = KernelSpec(
     name="tpu_flash",
     attend=attend,
-    runs_here=_runs_here,
+    platforms=("tpu", "cpu"),
+    not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
+    dtypes=("float32", "bfloat16"),
     summary="JAX's Pallas TPU flash_attention (segment ids, [B,H,T,D] inside)",
     emulated_on=("cpu",),
 )

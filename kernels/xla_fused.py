@@ -34,15 +34,8 @@ def attend(
     return padding_to_zeros(out.transpose(0, 2, 1, 3).astype(q.dtype), segment_ids)
 
 
-def _runs_here(platform: str, shape: tuple[int, ...] | None, dtype: str | None) -> str | None:
-    if dtype is not None and jnp.dtype(dtype) not in (jnp.float32, jnp.bfloat16, jnp.float16):
-        return f"dtype {dtype} not supported"
-    return None
-
-
 KERNEL = KernelSpec(
     name="xla_fused",
     attend=attend,
-    runs_here=_runs_here,
     summary="exp x mask fused into the two matmuls (XLA); fastest on CPU; NaN, never wrong, on underflow",
 )

@@ -45,7 +45,7 @@ class PriceTable:
             missing = {"unit", "usd"} - set(entry or {})
             if missing or not isinstance(entry["usd"], int | float) or entry["usd"] < 0:
                 raise PricingError(f"price table {path}: entry {pid!r} needs a unit and a non-negative usd")
-        return cls(str(path), raw["prices"])
+        return cls("infra/pricing/prices.yaml (default)" if path == DEFAULT_TABLE else str(path), raw["prices"])
 
     def entry(self, pid: str) -> dict:
         if pid not in self.prices:

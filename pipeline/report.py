@@ -116,13 +116,13 @@ def render_markdown(report: dict) -> str:
         "",
         "## Prices used",
         "",
-        "| item | price | unit | region | as of | source |",
-        "|---|---:|---|---|---|---|",
+        "| item | price | unit | region | as of | assumed | source |",
+        "|---|---:|---|---|---|---|---|",
     ]
     for e in report["price_table"]["entries"]:
         lines.append(
             f"| {e['item']} | {e['usd']} | {e['unit']} | {e.get('region', '')} | {e.get('as_of', '')} | "
-            f"{e.get('source', '')} |"
+            f"{'yes' if e.get('assumed') else 'no'} | {e.get('source', '')} |"
         )
     lines += ["", f"Price table: `{report['price_table']['file']}`."]
     return "\n".join(lines) + "\n"

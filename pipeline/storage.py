@@ -43,6 +43,7 @@ from google.auth import exceptions as auth_exceptions
 from google.cloud import storage
 from google.cloud.storage import exceptions as storage_exceptions
 
+from model.checkpoint import sha256_of
 from model.config import CheckpointError  # one error type for every checkpoint problem
 
 _LOG = logging.getLogger(__name__)
@@ -326,12 +327,8 @@ def _atomic_write_local(path: Path, data: bytes) -> None:
         raise
 
 
-def sha256_file(path: PathLike, chunk_size: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
+def sha256_file(path: PathLike) -> str:
+    return sha256_of(Path(path))
 
 
 # ---------------------------------------------------------------------------------------

@@ -119,9 +119,9 @@ def worker_ceiling(corpus: Path, out: Path, extra: list[str]) -> dict:
     a = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), np.float32))
     f = jax.jit(lambda x: x @ x)
     f(a).block_until_ready()
-    best = min(_timed(lambda: f(a).block_until_ready()) for _ in range(5))
+    best = min(_timed(lambda: f(a).block_until_ready()) for _ in range(10))
     an = np.asarray(a)
-    best_np = min(_timed(lambda: an @ an) for _ in range(5))
+    best_np = min(_timed(lambda: an @ an) for _ in range(10))
     return {"jax_gflops": 2 * n**3 / best / 1e9, "numpy_gflops": 2 * n**3 / best_np / 1e9}
 
 
@@ -153,9 +153,12 @@ def _spawn(name: str, corpus: Path, extra: list[str]) -> dict:
             *extra,
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        if proc.returncode:
-            raise RuntimeError(f"{name} failed:\n{proc.stderr[-4000:]}")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        lines = proc.stdout.strip().splitlines()
+        if not lines or not lines[-1].startswith("{"):
+            raise RuntimeError(f"{name} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+        if proc.returncode:  # the measurement finished; the process died on the way out
+            print(f"warning: {name} exited {proc.returncode} after reporting: {proc.stderr[-300:]}", file=sys.stderr)
+        return json.loads(lines[-1])
 
 
 def build_corpus_file(path: Path, docs: int) -> Path:
@@ -169,7 +172,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=2000, help="size of the built-in corpus (20-400 words each)")
     ap.add_argument("--input", help="a JSONL file (id, text) instead of the built-in corpus")
-    ap.add_argument("--methods", default="ceiling,docbeam,mltransform,st")
+    # The matmul rate is measured first and last and the higher kept: the machine's speed
+    # drifts (shared cores), and the higher ceiling gives the more conservative MFU.
+    ap.add_argument("--methods", default="ceiling,docbeam,mltransform,st,ceiling")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -186,7 +191,10 @@ def main() -> int:
         results = {}
         for name in args.methods.split(","):
             print(f"running {name} ...", file=sys.stderr, flush=True)
-            results[name] = _spawn(name, corpus, args.extra)
+            result = _spawn(name, corpus, args.extra)
+            if name == "ceiling" and name in results:
+                result = {k: max(v, results[name][k]) for k, v in result.items()}
+            results[name] = result
     print(render(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -53,7 +53,7 @@ def _categories(hlo: str) -> dict[str, str]:
     return out
 
 
-def breakdown(rows: int = 32, seq: int = 256, attention: str = "native", batches: int = 3) -> dict[str, float]:
+def breakdown(rows: int = 32, seq: int = 256, attention: str = "auto", batches: int = 3) -> dict[str, float]:
     ckpt, params = load_checkpoint()
     attend = kernels.get(attention, shape=(rows, seq, ckpt.config.heads, ckpt.config.head_dim)).attend
     fn = jax.jit(lambda p, t, s, q: embed_segments(p, ckpt.config, t, s, q, attend=attend, max_segments=64))
@@ -84,7 +84,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=32)
     ap.add_argument("--seq", type=int, default=256)
-    ap.add_argument("--attention", default="native")
+    ap.add_argument("--attention", default="auto")
     args = ap.parse_args()
     for name, share in breakdown(args.rows, args.seq, args.attention).items():
         print(f"{share:6.1%}  {name}")
