@@ -26,8 +26,6 @@ def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 
 def cmd_run(argv: list[str]) -> int:
-    from pipeline import run
-
     if "-h" in argv or "--help" in argv:
         _job_parser(
             "docbeam run",
@@ -35,6 +33,8 @@ def cmd_run(argv: list[str]) -> int:
             "Any other Beam pipeline option (--runner, --direct_num_workers, ...) passes through.",
         ).print_help()
         return 0
+    from pipeline import run
+
     return run.main(argv)
 
 
@@ -72,10 +72,6 @@ def cmd_submit(argv: list[str]) -> int:
             )
         )
         return 0
-    missing = submit.missing_required(ns)
-    if missing:
-        print(f"docbeam submit: missing {', '.join('--' + m.replace('_', '-') for m in missing)}", file=sys.stderr)
-        return 2
     return run.main(job_argv)
 
 

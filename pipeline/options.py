@@ -9,7 +9,9 @@ import argparse
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-ATTENTION_CHOICES = ["auto", "native", "flash", "reference", "tpu_flash", "splash", "gpu_mha", "tokamax"]
+import kernels
+
+ATTENTION_CHOICES = ["auto", *kernels.names()]
 EXTRACTORS = ["keyphrases", "summary", "labels", "entities"]
 
 

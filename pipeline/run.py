@@ -328,14 +328,27 @@ def summary(res: RunResult) -> str:
     return "\n".join(lines)
 
 
+def _not_beam_resource_noise(record: logging.LogRecord) -> bool:
+    # Beam 2.77 imports `resource` together with its torch-only ModelManager, so without torch
+    # RunInference warns on every bundle that memory "cannot be fetched". docbeam meters memory
+    # itself (metering, memwatch); the warning is noise.
+    return not record.getMessage().startswith("Resource module is not available")
+
+
 def configure_logging() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("docbeam").setLevel(logging.INFO)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_not_beam_resource_noise)
 
 
 def main(argv: list[str] | None = None) -> int:
     configure_logging()
     argv = sys.argv[1:] if argv is None else argv
+    if "-h" in argv or "--help" in argv:
+        from pipeline.cli import cmd_run
+
+        return cmd_run(["--help"])
     try:
         res = run(argv)
     except UsageError as exc:

@@ -64,3 +64,13 @@ def test_calls_are_named_for_the_profiler():
     x = jnp.ones((1, 8, 2, 4))
     hlo = jax.jit(lambda a: attend(a, a, a, segment_ids=jnp.ones((1, 8), jnp.int32))).lower(x).as_text(debug_info=True)
     assert "attention_native" in hlo
+
+
+def test_top_level_name_does_not_collide_with_hf_kernels():
+    """transformers probes for the PyPI package `kernels`; it must see ours and stay off."""
+    from pathlib import Path
+
+    from transformers.utils.import_utils import is_kernels_available
+
+    assert Path(kernels.__file__).resolve().parent == Path(__file__).resolve().parents[2] / "kernels"
+    assert not is_kernels_available()
