@@ -6,12 +6,13 @@ over the unmasked logits and the mask multiplies the exponentials, which XLA fus
 the two matmuls: ~2x faster attention, ~1.4x faster encoder on the CPU we test on
 (`python -m kernels.bench`).
 
-The price of an unmasked maximum: a query whose own segment's logits all sit more than
-~87 below a masked logit underflows to an all-zero row. That case comes back as NaN,
-never as a plausible wrong number; the encoder runtime re-runs such a batch with an exact
-kernel. (A per-layer check-and-branch costs ~10% of the encoder; the NaN costs nothing.)
-Also from the shared maximum: other segments of a row can move a result's last bits (never
-its value), so unlike `native` it is not bit-for-bit independent of its row-mates.
+The price of an unmasked maximum: a query whose own segment's logits all sit far below a
+masked logit gets exponentials in (or near) float32's subnormal range. Any row whose
+softmax denominator falls under e^-60 comes back as NaN, never as a plausible wrong
+number; the encoder runtime re-runs such a batch with an exact kernel. (A per-layer
+check-and-branch costs ~10% of the encoder; the NaN costs nothing.) Also from the shared
+maximum: other segments of a row can move a result's last bits (never its value), so
+unlike `native` it is not bit-for-bit independent of its row-mates.
 """
 
 import jax
@@ -19,6 +20,8 @@ import jax.numpy as jnp
 
 from kernels import reference
 from kernels.spec import KernelSpec, padding_to_zeros
+
+TRUSTED_DENOM = float(jnp.exp(jnp.float32(-60.0)))
 
 
 def attend(
@@ -30,7 +33,10 @@ def attend(
     mask = reference.segment_mask(segment_ids)[:, None].astype(compute)
     scores = jnp.matmul(qt, kt.swapaxes(-1, -2))  # [B, H, T, T]
     weights = jnp.exp(scores - scores.max(-1, keepdims=True)) * mask
-    out = jnp.matmul(weights, vt) / weights.sum(-1, keepdims=True)  # 0/0 = NaN on underflow
+    denom = weights.sum(-1, keepdims=True)
+    # Trusted only while the query's own largest weight is far from float32's subnormal range:
+    # denom >= e^-60 keeps every weight within e^-27 of it a normal number. Below, NaN.
+    out = jnp.where(denom >= TRUSTED_DENOM, jnp.matmul(weights, vt) / denom, jnp.nan)
     return padding_to_zeros(out.transpose(0, 2, 1, 3).astype(q.dtype), segment_ids)
 
 

@@ -20,7 +20,6 @@ class EncoderConfig:
     type_vocab_size: int
     layer_norm_eps: float
     max_seq_len: int  # window the model was trained to embed (sentence-transformers' max_seq_length)
-    pooling: str = "mean"
     normalize: bool = True
 
     @property
@@ -44,7 +43,7 @@ class EncoderConfig:
         st = path / "sentence_bert_config.json"
         max_seq = json.loads(st.read_text()).get("max_seq_length") if st.exists() else None
         max_seq = int(max_seq or min(512, raw["max_position_embeddings"]))
-        pooling, normalize = "mean", True
+        normalize = True
         pool_cfg = path / "1_Pooling" / "config.json"
         if pool_cfg.exists():
             p = json.loads(pool_cfg.read_text())
@@ -68,7 +67,6 @@ class EncoderConfig:
             type_vocab_size=raw.get("type_vocab_size", 2),
             layer_norm_eps=raw.get("layer_norm_eps", 1e-12),
             max_seq_len=max_seq,
-            pooling=pooling,
             normalize=normalize,
         )
         if cfg.hidden % cfg.heads:

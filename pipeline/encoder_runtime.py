@@ -6,7 +6,9 @@ uses all its chips.
 """
 
 import atexit
+import dataclasses
 import logging
+import threading
 import time
 from dataclasses import dataclass
 
@@ -18,6 +20,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 import kernels
 from model import embed_segments, load_checkpoint
 from pipeline.packing import PackedBatch, PackSpec
+from pipeline.storage import checkpoint_dir
 
 log = logging.getLogger("docbeam.encoder")
 
@@ -46,17 +49,15 @@ class EncodeStats:
     batches: int = 0
     fallbacks: int = 0  # batches recomputed with an exact kernel
 
+    def add(self, other: "EncodeStats") -> None:
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
 
 class EncoderRuntime:
     def __init__(self, settings: EncoderSettings):
-        path = settings.model
-        if path and path.startswith("gs://"):
-            from pipeline.storage import (
-                localize_checkpoint,  # downloads once per worker, sha256-checked
-            )
-
-            path = localize_checkpoint(path, expected_sha256=settings.model_sha256)
-        self.checkpoint, params = load_checkpoint(path)
+        # gs:// checkpoints are downloaded once per worker machine and sha256-checked.
+        self.checkpoint, params = load_checkpoint(checkpoint_dir(settings.model, settings.model_sha256))
         cfg = self.checkpoint.config
         if settings.pack.seq_len > cfg.max_positions:
             raise ValueError(f"--max-seq-len {settings.pack.seq_len} exceeds the model's {cfg.max_positions} positions")
@@ -73,7 +74,8 @@ class EncoderRuntime:
         self._fn = self._jit(self.choice.attend)
         self._exact_fn = None  # built on first need: see _redo_exactly
         self._executables: dict[tuple[int, int], object] = {}
-        self.stats = EncodeStats()
+        self._lock = threading.Lock()
+        self.stats = EncodeStats()  # the runtime's totals, over every thread
         log.info("encoder on %d %s device(s), attention %s", len(self.devices), self.platform, self.choice.reason)
 
     def _jit(self, attend):
@@ -86,7 +88,6 @@ class EncoderRuntime:
         """A kernel flagged a result it cannot vouch for (NaN): recompute the batch with `native`."""
         if self._exact_fn is None:
             self._exact_fn = self._jit(kernels.get("native", platform=self.platform).attend)
-        self.stats.fallbacks += 1
         log.warning(
             "attention %s returned NaN for a batch (softmax underflow); recomputed with native", self.choice.name
         )
@@ -105,38 +106,47 @@ class EncoderRuntime:
             return NamedSharding(self.mesh, PartitionSpec("data", None))
         return NamedSharding(self.mesh, PartitionSpec())
 
-    def _executable(self, rows: int, seq: int):
+    def _executable(self, rows: int, seq: int, stats: "EncodeStats"):
         key = (rows, seq)
-        if key not in self._executables:
-            t0 = time.perf_counter()
-            spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=self._sharding(rows))
-            self._executables[key] = self._fn.lower(self.params, spec, spec, spec).compile()
-            self.stats.compile_seconds += time.perf_counter() - t0
-            self.stats.compilations += 1
-            log.info("compiled encoder for [%d, %d] in %.1fs", rows, seq, time.perf_counter() - t0)
-        return self._executables[key]
+        with self._lock:  # RunInference shares one runtime between threads: compile each shape once
+            if key not in self._executables:
+                t0 = time.perf_counter()
+                spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=self._sharding(rows))
+                self._executables[key] = self._fn.lower(self.params, spec, spec, spec).compile()
+                stats.compile_seconds += time.perf_counter() - t0
+                stats.compilations += 1
+                log.info("compiled encoder for [%d, %d] in %.1fs", rows, seq, time.perf_counter() - t0)
+            return self._executables[key]
 
-    def dispatch(self, batch: PackedBatch) -> jax.Array:
+    def dispatch(self, batch: PackedBatch, stats: "EncodeStats") -> jax.Array:
         """Start the encoder on a batch; returns without waiting (JAX dispatch is async)."""
         rows, seq = batch.shape
-        exe = self._executable(rows, seq)
+        exe = self._executable(rows, seq, stats)
         sharding = self._sharding(rows)
         args = (jax.device_put(x, sharding) for x in (batch.tokens, batch.segment_ids, batch.positions))
         return exe(self.params, *args)
 
-    def encode(self, batches: list[PackedBatch]) -> list[np.ndarray]:
-        """[rows, max_segments, hidden] float32 per batch. All are dispatched before any is awaited."""
+    def encode(self, batches: list[PackedBatch]) -> tuple[list[np.ndarray], list[str], "EncodeStats"]:
+        """Per batch: [rows, max_segments, hidden] float32 and the kernel that computed it;
+        plus this call's own stats (threads share the runtime, so totals are not per call).
+        All batches are dispatched before any is awaited."""
+        stats = EncodeStats(batches=len(batches))
         for b in batches:  # compile outside the device-time window
-            self._executable(*b.shape)
+            self._executable(*b.shape, stats)
         self._profile_start()
         t0 = time.perf_counter()
-        pending = [self.dispatch(b) for b in batches]
+        pending = [self.dispatch(b, stats) for b in batches]
         out = [np.asarray(jax.block_until_ready(p), dtype=np.float32) for p in pending]
-        self.stats.device_seconds += time.perf_counter() - t0
-        out = [o if np.isfinite(o).all() else self._redo_exactly(b) for o, b in zip(out, batches)]
-        self.stats.batches += len(batches)
+        stats.device_seconds += time.perf_counter() - t0
+        kernel = [self.choice.name] * len(out)
+        for i, b in enumerate(batches):
+            if not np.isfinite(out[i]).all():
+                out[i], kernel[i] = self._redo_exactly(b), "native"
+                stats.fallbacks += 1
+        with self._lock:
+            self.stats.add(stats)
         self._profile_stop()
-        return out
+        return out, kernel, stats
 
     def _profile_start(self) -> None:
         if self.settings.profile_dir and self.stats.batches == 0 and not _ACTIVE_TRACES:

@@ -46,6 +46,12 @@ class _Counting:
     def __getattr__(self, name):
         return getattr(self.f, name)
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
 
 @dataclass
 class Sample:
@@ -54,13 +60,6 @@ class Sample:
     total_docs_estimate: float
     files: int
     bytes_total: int
-
-
-def list_inputs(globs: list[str]) -> list[tuple[str, int]]:
-    from apache_beam.io.filesystems import FileSystems
-
-    found = {m.path: m.size_in_bytes for r in FileSystems.match(globs) for m in r.metadata_list}
-    return sorted(found.items())
 
 
 def _parquet_rows(path: str) -> int:
@@ -186,18 +185,25 @@ def project(
 
 
 def estimate(globs: list[str], job_flags: list[str], *, sample_size: int, hardware: str, pricing: str | None) -> dict:
-    from model.checkpoint import describe_checkpoint
-    from pipeline.run import UsageError, check_inputs, run
+    from apache_beam.options.pipeline_options import PipelineOptions
 
+    from model.checkpoint import describe_checkpoint
+    from pipeline.options import DocbeamOptions
+    from pipeline.run import UsageError, check_inputs, list_files, run
+
+    d = PipelineOptions(job_flags).view_as(DocbeamOptions)  # the sample is read and run as the job would be
     check_inputs(globs)
-    files = list_inputs(globs)
-    sample = take_sample(files, sample_size, ParseConfig())
+    files = sorted(list_files(globs).items())
+    sample = take_sample(
+        files, sample_size, ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes)
+    )
     if not sample.docs:
         raise UsageError("the sample has no readable documents; see `docbeam run` errors/ for why")
-    cfg = describe_checkpoint(None).config
+    cfg = describe_checkpoint(storage.checkpoint_dir(d.model, d.model_sha256)).config
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "sample.jsonl"
-        src.write_text("".join(json.dumps({"id": d.doc_id, "text": d.text}) + "\n" for d in sample.docs))
+        rows = ({d.id_field: doc.doc_id, d.text_field: doc.text} for doc in sample.docs)
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
         res = run(["--input", str(src), "--output", str(Path(tmp) / "out"), *job_flags])
     storage.reset_retry_count()
     return project(sample, res, hardware, pricing, cfg)

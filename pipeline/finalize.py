@@ -72,7 +72,8 @@ def finalize_dataflow(output: str, job_id: str, client=None) -> launcher.RunResu
     earlier = waves.committed(plan.output)
     wave = waves.Wave(record["wave"], record["inputs"])
     if wave.key not in {r["key"] for r in earlier}:
-        waves.commit(plan.output, wave, record["inputs"], totals, wall)
+        files = record.get("files") or sorted(launcher.list_files(record["inputs"]))
+        waves.commit(plan.output, wave, files, totals, wall)
         earlier.append({"key": wave.key, "totals": totals, "wall_seconds": wall})
     attention = {
         "requested": d.attention,

@@ -27,6 +27,7 @@ from pipeline.inference import EncoderHandler
 from pipeline.metering import StageMeter
 from pipeline.packing import Packer, PackSpec
 from pipeline.parsers import ParseConfig, parse_file
+from pipeline.storage import checkpoint_dir
 
 ERRORS = "errors"
 STAGE_ASSEMBLE = "assemble"
@@ -44,15 +45,19 @@ class JobPlan:
     model_name: str
     weights_sha256: str
     dim: int
-    tokenizer_dir: str | None  # None: the default model, resolved on each worker
+    model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
-    share_model_across_processes: bool = False
+    files: list[tuple[str, int]] | None = None  # exact (path, size) to read instead of matching globs
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
 
     @property
     def pack(self) -> PackSpec:
         return self.encoder.pack
+
+
+def _kib(doc: Document) -> int:
+    return max(1, len(doc.text) >> 10)
 
 
 def timed_chunks(meter: StageMeter, items: Iterable, size: int = 64) -> Iterator[list]:
@@ -76,6 +81,17 @@ class MatchGlob(beam.DoFn):
             found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([glob])[0].metadata_list)
         self.meter.add(elements_in=1, elements_out=len(found), bytes_out=sum(s for _, s in found))
         yield from found
+
+
+class KnownFile(beam.DoFn):
+    """A file the launcher listed already: metered as matched, never globbed again."""
+
+    def setup(self):
+        self.meter = StageMeter("match")
+
+    def process(self, item: tuple[str, int]) -> Iterator[tuple[str, int]]:
+        self.meter.add(elements_in=1, elements_out=1, bytes_out=item[1])
+        yield item
 
 
 class ParseFile(beam.DoFn):
@@ -112,10 +128,8 @@ class ChunkDocuments(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        from model.checkpoint import default_checkpoint_dir
-
         self.meter = StageMeter("chunk")
-        self.tokenizer, self.special = load_tokenizer(self.plan.tokenizer_dir or default_checkpoint_dir())
+        self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
 
     def process(self, docs: list[Document]):
         self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
@@ -267,14 +281,18 @@ class Assemble(beam.DoFn):
 def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None) -> dict[str, beam.PCollection]:
     """Wire the job into `p`; returns the output PCollections by table name.
     `handler` replaces the encoder's ModelHandler (tests use it to inject faults)."""
-    handler = handler or EncoderHandler(plan.encoder, plan.share_model_across_processes)
-    files = (
-        p | "Globs" >> beam.Create(plan.globs) | "Match" >> beam.ParDo(MatchGlob()) | "SpreadFiles" >> beam.Reshuffle()
-    )
+    handler = handler or EncoderHandler(plan.encoder)
+    if plan.files is None:
+        files = p | "Globs" >> beam.Create(plan.globs) | "Match" >> beam.ParDo(MatchGlob())
+    else:
+        files = p | "Files" >> beam.Create(plan.files) | "Listed" >> beam.ParDo(KnownFile())
+    files = files | "SpreadFiles" >> beam.Reshuffle()
     parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse)).with_outputs(ERRORS, main="docs")
     chunked = (
         parsed.docs
-        | "BatchDocs" >> beam.BatchElements(min_batch_size=8, max_batch_size=256)
+        # Batches for the tokenizer, sized by text (KiB), not count: 256 documents of 64 MiB
+        # each would otherwise sit in memory together.
+        | "BatchDocs" >> beam.BatchElements(min_batch_size=16, max_batch_size=4096, element_size_fn=_kib)
         | "Chunk" >> beam.ParDo(ChunkDocuments(plan)).with_outputs(ERRORS, ChunkDocuments.INFO, main="segments")
     )
     segments = chunked.segments
@@ -324,9 +342,7 @@ def _committed_ids(p: beam.Pipeline, plan: JobPlan) -> beam.PCollection:
 def _shared_segments(plan: JobPlan) -> list[Segment]:
     if not plan.extractors:
         return []
-    from model.checkpoint import default_checkpoint_dir
-
-    tok, special = load_tokenizer(plan.tokenizer_dir or default_checkpoint_dir())
+    tok, special = load_tokenizer(checkpoint_dir(plan.model_path))
     return [s for ex in plan.extractors for s in ex.shared_segments(tok, special, plan.windowing.max_seq_len)]
 
 

@@ -25,33 +25,24 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
     Packing happens upstream, so RunInference must not batch again: one packed batch per call.
     """
 
-    def __init__(self, settings: EncoderSettings, share_across_processes: bool = False):
+    def __init__(self, settings: EncoderSettings):
         super().__init__()
         self.settings = settings
-        self._share = share_across_processes
         self._meter: StageMeter | None = None
         self._watches: dict[str, MemWatch] | None = None
         self._last = None
 
     def load_model(self) -> EncoderRuntime:
-        retries = Metrics.counter("docbeam.encode", "retries")
-        storage.add_retry_hook(lambda operation: retries.inc())  # checkpoint downloads from gs://
+        _count_storage_retries()
         return EncoderRuntime(self.settings)
 
     def run_inference(
         self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
     ) -> Iterable[list[SegmentVector]]:
         meter = self._meter = self._meter or StageMeter("encode")
-        before = (
-            model.stats.device_seconds,
-            model.stats.compile_seconds,
-            model.stats.compilations,
-            model.stats.fallbacks,
-        )
         with meter.timed():
-            outputs = model.encode(list(batch))
-            results = [_unpack(b, out, model.choice.name) for b, out in zip(batch, outputs)]
-        s = model.stats
+            outputs, kernels_used, stats = model.encode(list(batch))
+            results = [_unpack(b, out, k) for b, out, k in zip(batch, outputs, kernels_used)]
         real = sum(b.real_tokens for b in batch)
         fed = sum(b.tokens.size for b in batch)
         meter.add(
@@ -59,10 +50,10 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
             elements_out=sum(len(r) for r in results),
             bytes_in=sum(b.tokens.nbytes * 3 for b in batch),
             bytes_out=sum(o.nbytes for o in outputs),
-            device_us=(s.device_seconds - before[0]) * 1e6,
-            compile_us=(s.compile_seconds - before[1]) * 1e6,
-            compilations=s.compilations - before[2],
-            fallbacks=s.fallbacks - before[3],
+            device_us=stats.device_seconds * 1e6,
+            compile_us=stats.compile_seconds * 1e6,
+            compilations=stats.compilations,
+            fallbacks=stats.fallbacks,
             tokens=real,
             pad_tokens=fed - real,
         )
@@ -102,8 +93,18 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
     def batch_elements_kwargs(self) -> dict:
         return {"min_batch_size": 1, "max_batch_size": 1}
 
-    def share_model_across_processes(self) -> bool:
-        return self._share
+
+_RETRY_COUNTER = Metrics.counter("docbeam.encode", "retries")
+
+
+def _count_retry(operation: str) -> None:
+    _RETRY_COUNTER.inc()
+
+
+def _count_storage_retries() -> None:
+    """Count storage retries (checkpoint downloads from gs://) as a Beam metric, once per process."""
+    storage.remove_retry_hook(_count_retry)  # a no-op when absent: keeps it registered once
+    storage.add_retry_hook(_count_retry)
 
 
 def _unpack(batch: PackedBatch, vectors: np.ndarray, attention: str) -> list[SegmentVector]:

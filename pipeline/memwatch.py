@@ -9,6 +9,7 @@ the last `window` samples must still be climbing.
 
 import logging
 import os
+from collections import deque
 from dataclasses import dataclass, field
 
 log = logging.getLogger("docbeam.memory")
@@ -35,23 +36,27 @@ class MemWatch:
     threshold_bytes: int = 256 << 20
     warmup: int = 5
     window: int = 8
-    samples: list[int] = field(default_factory=list)
+    recent: deque = field(default_factory=deque)  # the last `window` samples only: bounded
+    count: int = 0
     baseline: int | None = None
     fired: bool = False
 
     def sample(self, value: int) -> bool:
         """Record one sample; True the first time drift is detected."""
-        self.samples.append(value)
-        if len(self.samples) <= self.warmup:
+        self.count += 1
+        self.recent.append(value)
+        if len(self.recent) > self.window:
+            self.recent.popleft()
+        if self.count <= self.warmup:
             return False
         if self.baseline is None:
             self.baseline = value
             return False
-        recent = self.samples[-self.window :]
         growth = value - self.baseline
-        rises = sum(b > a for a, b in zip(recent, recent[1:]))
+        window = list(self.recent)
+        rises = sum(b > a for a, b in zip(window, window[1:]))
         # Still climbing: most recent steps go up (a one-off jump, e.g. a new shape compiled, is one step).
-        climbing = len(recent) == self.window and recent[-1] > recent[0] and rises >= 0.6 * (self.window - 1)
+        climbing = len(window) == self.window and window[-1] > window[0] and rises >= 0.6 * (self.window - 1)
         if not self.fired and growth > self.threshold_bytes and climbing:
             self.fired = True
             log.warning(
@@ -59,7 +64,7 @@ class MemWatch:
                 "a leak here multiplies the bill on every worker",
                 self.label,
                 growth / 2**20,
-                len(self.samples) - self.warmup,
+                self.count - self.warmup,
                 self.threshold_bytes / 2**20,
             )
             return True
@@ -67,4 +72,4 @@ class MemWatch:
 
     @property
     def growth(self) -> int:
-        return (self.samples[-1] - self.baseline) if self.baseline is not None and self.samples else 0
+        return (self.recent[-1] - self.baseline) if self.baseline is not None and self.recent else 0

@@ -24,8 +24,15 @@ def extract_list(value: str) -> list[str]:
     kinds = [k.strip() for k in value.split(",") if k.strip()] if value else []
     unknown = [k for k in kinds if k not in EXTRACTORS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown extractor(s) {unknown}; choose from {','.join(EXTRACTORS)}")
+        raise ValueError(f"unknown extractor(s) {unknown}; choose from {','.join(EXTRACTORS)}")
     return kinds
+
+
+def non_negative_int(value: str) -> int:
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return n
 
 
 def positive_int(value: str) -> int:
@@ -81,8 +88,9 @@ class DocbeamOptions(PipelineOptions):
             parser,
             "max-seq-len",
             type=positive_int,
-            default=256,
-            help="tokens per window incl. [CLS]/[SEP] (default 256, the model's training length)",
+            default=None,
+            help="tokens per window incl. [CLS]/[SEP]; default: the checkpoint's own "
+            "(sentence-transformers' max_seq_length, 256 for the default model)",
         )
         _flag(parser, "stride", type=int, default=32, help="tokens shared by consecutive windows of a long document")
         _flag(
@@ -130,7 +138,7 @@ class DocbeamOptions(PipelineOptions):
         _flag(
             parser,
             "wave-files",
-            type=int,
+            type=non_negative_int,
             default=0,
             metavar="N",
             help="commit outputs every N input files (one Beam job per wave), so --resume can skip "

@@ -61,7 +61,8 @@ def parse_file(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig = 
         return
     parser = {"jsonl": _jsonl, "parquet": _parquet, "text": _text, "html": _html}[fmt]
     try:
-        yield from parser(path, open_file, cfg)
+        with open_file() as f:
+            yield from parser(path, f, cfg)
     except OSError as exc:  # unreadable file (permissions, vanished object): the file is rejected
         yield Rejection(path, None, STAGE, "unreadable", f"{path}: {exc}")
 
@@ -164,8 +165,10 @@ class _Decompressed(io.RawIOBase):
 # -- formats ---------------------------------------------------------------------------------
 
 
-def _jsonl(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> Iterator[Record]:
-    source = _Decompressed(open_file(), path.lower().endswith(".gz"), cfg.max_decompressed_bytes)
+def _jsonl(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+    gzipped = path.lower().endswith(".gz")
+    # The size cap is for what decompression produces; a plain file is as big as it is.
+    source = _Decompressed(f, gzipped, cfg.max_decompressed_bytes if gzipped else float("inf"))
     stream = io.BufferedReader(source, buffer_size=1 << 20)
     row, seen_any = -1, False
     while line := stream.readline(cfg.max_doc_bytes + 1):
@@ -213,6 +216,8 @@ def _json_record(path: str, row: int, line: bytes, cfg: ParseConfig) -> Record:
         obj = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         return Rejection(path, None, STAGE, "invalid_json", f"{path} row {row}: {exc.msg} at column {exc.colno}", row)
+    except RecursionError:
+        return Rejection(path, None, STAGE, "invalid_json", f"{path} row {row}: JSON nested too deeply", row)
     if not isinstance(obj, dict):
         return Rejection(
             path,
@@ -263,9 +268,9 @@ def _record_from_fields(path: str, row: int, obj: dict, cfg: ParseConfig) -> Rec
     return _doc(path, row, doc_id, text, meta)
 
 
-def _parquet(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> Iterator[Record]:
+def _parquet(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
     try:
-        pf = pq.ParquetFile(open_file())
+        pf = pq.ParquetFile(f)
     except (pa.ArrowInvalid, OSError) as exc:
         yield Rejection(path, None, STAGE, "invalid_parquet", f"{path}: not a readable Parquet file: {exc}")
         return
@@ -287,8 +292,8 @@ def _parquet(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> 
             row += 1
 
 
-def _read_capped(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> bytes | Rejection:
-    data = open_file().read(cfg.max_doc_bytes + 1)
+def _read_capped(path: str, f: BinaryIO, cfg: ParseConfig) -> bytes | Rejection:
+    data = f.read(cfg.max_doc_bytes + 1)
     if len(data) > cfg.max_doc_bytes:
         return Rejection(path, None, STAGE, "document_too_large", f"{path}: larger than {cfg.max_doc_bytes} bytes", 0)
     if not data:
@@ -296,14 +301,14 @@ def _read_capped(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig)
     return data
 
 
-def _text(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> Iterator[Record]:
-    data = _read_capped(path, open_file, cfg)
+def _text(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+    data = _read_capped(path, f, cfg)
     text = data if isinstance(data, Rejection) else _decode(path, data, 0, path)
     yield text if isinstance(text, Rejection) else _doc(path, 0, path, text)
 
 
-def _html(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> Iterator[Record]:
-    data = _read_capped(path, open_file, cfg)
+def _html(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+    data = _read_capped(path, f, cfg)
     markup = data if isinstance(data, Rejection) else _decode(path, data, 0, path)
     if isinstance(markup, Rejection):
         yield markup

@@ -32,16 +32,19 @@ def stage_order(totals: dict) -> list[str]:
 def build(totals: dict, *, wall_seconds: float, documents: int, rates: Rates, remote: bool, storage_usd: float) -> dict:
     rows = [_stage_row(s, totals[s]) for s in stage_order(totals)]
     metered = sum(r["wall_s"] for r in rows)
-    # Locally the machine is billed for the whole run. On a remote runner the launcher
-    # does not see worker-hours, so the metered stage time is the (lower-bound) basis.
-    billed = metered if remote else max(wall_seconds, metered)
+    # Locally the machine is billed for the run's wall time, whatever ran in parallel on it
+    # (stage seconds of several worker processes can add up to more than the wall time). On
+    # a remote runner the launcher does not see worker-hours, so the metered stage time is
+    # the (lower-bound) basis.
+    billed = metered if remote else wall_seconds
     compute = billed * rates.usd_per_hour / 3600
+    basis = max(metered, billed)  # shares add up to 1 with or without parallel stages
     for r in rows:
-        r["share"] = r["wall_s"] / billed if billed else 0.0
+        r["share"] = r["wall_s"] / basis if basis else 0.0
         r["cost_usd"] = compute * r["share"]
     other = {"stage": "other", **{f: 0 for f in FIELDS}, **{s: 0.0 for s in SECONDS.values()}}
     other["wall_s"] = max(billed - metered, 0.0)
-    other["share"] = other["wall_s"] / billed if billed else 0.0
+    other["share"] = other["wall_s"] / basis if basis else 0.0
     other["cost_usd"] = compute * other["share"]
     rows.append(other)
     total = compute + storage_usd

@@ -82,17 +82,15 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
         raise UsageError("--output is required (a folder or gs:// prefix)")
     d.input = [absolute(g) for g in d.input or []]
     check_inputs(d.input)
-    local_model = d.model if d.model and not d.model.startswith("gs://") else None
     try:
-        if d.model and d.model.startswith("gs://"):
-            local_model = str(storage.localize_checkpoint(d.model, expected_sha256=d.model_sha256))
-        ckpt = describe_checkpoint(local_model)
+        ckpt = describe_checkpoint(storage.checkpoint_dir(d.model, d.model_sha256))
     except CheckpointError as exc:
         raise UsageError(f"--model: {exc}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"
         )
+    d.max_seq_len = d.max_seq_len or ckpt.config.max_seq_len  # the window the model was trained on
     if d.max_seq_len > ckpt.config.max_positions:
         raise UsageError(f"--max-seq-len {d.max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
@@ -103,15 +101,24 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
     if "labels" in extract_list(d.extract) and any(lb.endswith((".json", ".yaml", ".yml")) for lb in beam_labels):
         raise UsageError("--labels is Beam's Dataflow job-label flag; give the label file as --label-file FILE")
     try:
-        lo, hi = (int(x) for x in d.keyphrase_ngrams.split(","))
-        settings = {
-            "labels": {"labels_file": d.label_file},
-            "keyphrases": {"ngrams": (lo, hi), "reference": d.keyphrase_reference},
-            "summary": {"top_k": d.summary_sentences},
-        }
-        exs = extractors.build(extract_list(d.extract), settings)
-    except (extractors.ExtractorError, ValueError) as exc:
+        kinds = extract_list(d.extract)
+    except ValueError as exc:
         raise UsageError(f"--extract: {exc}") from exc
+    try:
+        lo, hi = (int(x) for x in d.keyphrase_ngrams.split(","))
+    except ValueError:
+        if "keyphrases" in kinds:
+            raise UsageError(f"--keyphrase-ngrams {d.keyphrase_ngrams!r}: expected MIN,MAX, e.g. 1,2") from None
+        lo, hi = 1, 2
+    settings = {
+        "labels": {"labels_file": d.label_file},
+        "keyphrases": {"ngrams": (lo, hi), "reference": d.keyphrase_reference},
+        "summary": {"top_k": d.summary_sentences},
+    }
+    try:
+        exs = extractors.build(kinds, settings)
+    except (extractors.ExtractorError, ValueError) as exc:
+        raise UsageError(f"--extract {d.extract}: {exc}") from exc
     pack = PackSpec(rows=d.batch_rows, seq_len=d.max_seq_len)
     return graph.JobPlan(
         globs=list(d.input),
@@ -122,14 +129,14 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
         model_name=d.model or ckpt.name,
         weights_sha256=ckpt.weights_sha256,
         dim=ckpt.config.hidden,
-        tokenizer_dir=local_model,
+        model_path=d.model,
         extractors=exs,
     )
 
 
 def resolve_attention(plan: graph.JobPlan, platform: str | None = None) -> dict:
     """The choice the workers will make, made here first so a bad request fails before the job."""
-    ckpt = describe_checkpoint(plan.tokenizer_dir)
+    ckpt = describe_checkpoint(storage.checkpoint_dir(plan.model_path))
     cfg = ckpt.config
     shape = (plan.pack.rows, plan.pack.seq_len, cfg.heads, cfg.head_dim)
     platform = platform or kernels.platform_of_backend()
@@ -188,16 +195,20 @@ def run(argv: list[str], handler=None) -> RunResult:
     log.info("attention %s", attention["reason"])
     totals = [r["totals"] for r in records]
     wall = sum(r["wall_seconds"] for r in records)
-    todo = waves.plan(plan.globs, listing, d.wave_files, records)
+    todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, records)
     for i, wave in enumerate(todo, 1):
         log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
+        # A wave of listed files reads exactly those paths: never matched again as globs,
+        # where a name like "a[1].jsonl" would match nothing and be lost.
+        files = None if listing is None else [(f, listing[f]) for f in wave.inputs]
         wave_plan = dataclasses.replace(
             plan,
             globs=wave.inputs,
+            files=files,
             file_prefix=wave.key,
             committed_documents=waves.document_files(plan.output, records),
         )
-        waves.record_job(plan.output, argv, wave)  # lets `pipeline.finalize` finish a job nobody waited for
+        waves.record_job(plan.output, argv, wave, [f for f, _ in files] if files else None)
         t0 = time.perf_counter()
         p = beam.Pipeline(runner=runners.resolve(options), options=options)
         graph.build(p, wave_plan, handler)
@@ -205,17 +216,17 @@ def run(argv: list[str], handler=None) -> RunResult:
         result.wait_until_finish()
         finish_profiles()
         wave_totals, wave_wall = stage_totals(result), time.perf_counter() - t0
-        waves.commit(
-            plan.output, wave, list_files(wave.inputs) if listing is None else wave.inputs, wave_totals, wave_wall
-        )
+        done = [f for f, _ in files] if files else sorted(list_files(wave.inputs))
+        waves.commit(plan.output, wave, done, wave_totals, wave_wall)
         records.append({"key": wave.key})
         totals.append(wave_totals)
         wall += wave_wall
     return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local)
 
 
-def list_files(globs: list[str]) -> list[str]:
-    return sorted({m.path for r in FileSystems.match(globs) for m in r.metadata_list})
+def list_files(globs: list[str]) -> dict[str, int]:
+    """path -> size of every file the globs match."""
+    return {m.path: m.size_in_bytes for r in FileSystems.match(globs) for m in r.metadata_list}
 
 
 SAMPLE_FLAGS = (

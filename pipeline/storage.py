@@ -359,6 +359,16 @@ def default_checkpoint_cache() -> Path:
     return Path.home() / ".cache" / "docbeam" / "checkpoints"
 
 
+def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path:
+    """The local directory of `--model` on this machine: the default model when None,
+    a download (once per machine) for gs://, the directory itself otherwise."""
+    if not path:
+        from model.checkpoint import default_checkpoint_dir
+
+        return default_checkpoint_dir()
+    return localize_checkpoint(path, expected_sha256=expected_sha256) if is_gcs(path) else Path(path)
+
+
 def localize_checkpoint(
     path: str | os.PathLike,
     cache_dir: Path | None = None,

@@ -42,9 +42,9 @@ def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float)
     storage.write_text(f"{output.rstrip('/')}/{PROGRESS}/{wave.key}.json", json.dumps(record, indent=1))
 
 
-def record_job(output: str, argv: list[str], wave: Wave) -> None:
-    """Written by the launcher before each wave's job starts."""
-    record = {"argv": argv, "wave": wave.key, "inputs": wave.inputs}
+def record_job(output: str, argv: list[str], wave: Wave, files: list[str] | None) -> None:
+    """Written by the launcher before each wave's job starts (`files`: None for a glob wave)."""
+    record = {"argv": argv, "wave": wave.key, "inputs": wave.inputs, "files": files}
     storage.write_text(f"{output.rstrip('/')}/{JOB_RECORD}", json.dumps(record, indent=1))
 
 

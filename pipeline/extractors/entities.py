@@ -4,6 +4,7 @@ No model involved. Patterns are tried in priority order (url, email, date, money
 a span claimed by one is not matched again by a later one.
 """
 
+import bisect
 import re
 
 from pipeline.documents import Document
@@ -43,16 +44,19 @@ PATTERNS: list[tuple[str, re.Pattern]] = [
 
 def find_entities(text: str) -> list[tuple[str, str, int, int]]:
     """(type, value, start, end), in text order, without overlaps."""
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # claimed spans, sorted and disjoint: starts[i] < ends[i] <= starts[i + 1]
+    ends: list[int] = []
     found = []
     for kind, pattern in PATTERNS:
         for m in pattern.finditer(text):
             s, e = m.span()
-            if any(s < te and ts < e for ts, te in taken):
-                continue
+            i = bisect.bisect_right(starts, s)
+            if (i and ends[i - 1] > s) or (i < len(starts) and starts[i] < e):
+                continue  # overlaps a span a higher-priority pattern claimed
             if kind == "phone" and not 7 <= sum(ch.isdigit() for ch in m.group()) <= 15:
                 continue
-            taken.append((s, e))
+            starts.insert(i, s)
+            ends.insert(i, e)
             found.append((kind, m.group(), s, e))
     return sorted(found, key=lambda f: f[2])
 

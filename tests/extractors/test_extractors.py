@@ -136,3 +136,12 @@ def test_default_labels_load_and_build_rejects_unknown():
     assert len(load_labels(None)) >= 10
     with pytest.raises(ExtractorError, match="unknown extractor"):
         build(["sentiment"])
+
+
+def test_entities_scale_linearly():
+    import time
+
+    text = "Paid on 2026-01-15 and 2026-02-15, invoice $12.50. " * 10_000  # 30,000 matches
+    t0 = time.perf_counter()
+    found = find_entities(text)
+    assert len(found) == 30_000 and time.perf_counter() - t0 < 5

@@ -54,10 +54,10 @@ def _inputs(case: str, dtype: str):
     return q, k, v, _segments(batch, seq, layout, rng)
 
 
-def _oracle(q, k, v, seg) -> np.ndarray:
+def _oracle(q, k, v, seg, scale=None) -> np.ndarray:
     with jax.enable_x64(True):
         args = (jnp.asarray(x, jnp.float64) for x in (q, k, v))
-        return np.asarray(reference.attend(*args, segment_ids=jnp.asarray(seg)))
+        return np.asarray(reference.attend(*args, segment_ids=jnp.asarray(seg), scale=scale))
 
 
 IMPLEMENTATIONS = kernels.available()
@@ -113,15 +113,21 @@ def test_all_expected_implementations_run_on_cpu():
     assert {"reference", "native", "xla_fused", "flash", "tpu_flash", "splash", "gpu_mha"} <= set(IMPLEMENTATIONS)
 
 
-def test_xla_fused_underflow_is_nan_never_a_wrong_number():
-    """A masked key far above a query's own keys underflows the unmasked-max softmax."""
+@pytest.mark.parametrize("gap", [0, 30, 59, 61, 80, 86, 88, 90, 95, 120, 400])
+def test_xla_fused_underflow_is_nan_never_a_wrong_number(gap):
+    """A masked key `gap` above a query's own logits pushes the unmasked-max softmax toward
+    float32's subnormal range: the result is right (vs float64) or NaN, never between."""
+    rng = np.random.default_rng([SEED, gap])
     q = np.zeros((1, 8, 1, 4), np.float32)
     q[..., 0] = 1.0
-    k = np.zeros((1, 8, 1, 4), np.float32)
-    k[0, :4, 0, 0], k[0, 4:, 0, 0] = -200.0, 400.0  # segment 1's own logits ~ -400 below
-    v = np.random.default_rng(SEED).standard_normal((1, 8, 1, 4)).astype(np.float32)
+    k = rng.standard_normal((1, 8, 1, 4)).astype(np.float32) * 0.1
+    k[0, :4, 0, 0] += -float(gap)  # segment 1's own logits
+    v = rng.standard_normal((1, 8, 1, 4)).astype(np.float32)
     seg = np.array([[1, 1, 1, 1, 2, 2, 2, 2]], np.int32)
-    out = np.asarray(kernels.get("xla_fused").attend(q, k, v, segment_ids=seg))
-    assert np.isnan(out[0, :4]).all() and np.isfinite(out[0, 4:]).all()
-    exact = np.asarray(kernels.get("native").attend(q, k, v, segment_ids=seg))
-    assert np.allclose(out[0, 4:], exact[0, 4:], atol=1e-5)
+    out = np.asarray(kernels.get("xla_fused").attend(q, k, v, segment_ids=seg, scale=1.0))
+    ref = _oracle(q, k, v, seg, scale=1.0)
+    assert np.allclose(out[0, 4:], ref[0, 4:], rtol=1e-5, atol=1e-6)
+    mine = out[0, :4]
+    assert np.isnan(mine).all() or np.allclose(mine, ref[0, :4], rtol=1e-5, atol=1e-6), (gap, mine, ref[0, :4])
+    if gap >= 80:  # well past the e^-60 line
+        assert np.isnan(mine).all()

@@ -148,6 +148,18 @@ def test_estimate_counts_documents_and_labels_assumptions(capsys):
 
 
 @pytest.mark.slow
+def test_estimate_reads_the_sample_with_the_job_field_names(tmp_path):
+    from pipeline.estimate import estimate
+    from tests.helpers import write_jsonl
+
+    src = write_jsonl(tmp_path / "d.jsonl", [{"key": f"k{i}", "body": f"document number {i} " * 20} for i in range(12)])
+    est = estimate(
+        [str(src)], ["--id-field", "key", "--text-field", "body"], sample_size=5, hardware="cpu", pricing=None
+    )
+    assert est["sample"]["documents"] == 5 and est["input"]["documents_estimated"] == 12
+
+
+@pytest.mark.slow
 def test_budget_refuses_before_starting(tmp_path):
     with pytest.raises(UsageError, match="exceeds --budget-usd"):
         run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001")

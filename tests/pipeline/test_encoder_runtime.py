@@ -32,8 +32,9 @@ def test_flagged_results_are_recomputed_exactly(monkeypatch):
     batches = _batches(spec)
     flagged = EncoderRuntime(EncoderSettings(None, None, "nan_test", "float32", spec))
     exact = EncoderRuntime(EncoderSettings(None, None, "native", "float32", spec))
-    got, want = flagged.encode(batches), exact.encode(batches)
-    assert flagged.stats.fallbacks == len(batches)
+    (got, used, stats), (want, _, _) = flagged.encode(batches), exact.encode(batches)
+    assert stats.fallbacks == flagged.stats.fallbacks == len(batches)
+    assert used == ["native"] * len(batches)  # recorded as what really computed them
     for g, w in zip(got, want, strict=True):
         assert np.isfinite(g).all() and np.array_equal(g, w)
 

@@ -174,3 +174,17 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path, sample_run):
     assert res.manifest["accounting"]["holds"]
     assert len(list((out / "_progress").glob("*.json"))) == 6
     _same(clean, out, exact=False)
+
+
+def test_waves_read_listed_files_by_name_not_as_globs(tmp_path):
+    """A file named like a glob pattern ("a[1].jsonl") is read in wave mode, not lost."""
+    src = tmp_path / "in"
+    src.mkdir()
+    write_jsonl(src / "a[1].jsonl", good("bracket", 3, 7))
+    write_jsonl(src / "b.jsonl", good("plain", 2, 8))
+    res = run_job(src / "*.jsonl", tmp_path / "out", "--wave-files", "1")
+    ids = {d["doc_id"] for d in table(tmp_path / "out", "documents").to_pylist()}
+    assert ids == {f"bracket-{i}" for i in range(3)} | {f"plain-{i}" for i in range(2)}
+    assert res.manifest["accounting"]["holds"] and res.manifest["inputs"]["files_matched"] == 2
+    again = run_job(src / "*.jsonl", tmp_path / "out", "--wave-files", "1", "--resume")
+    assert again.manifest["counts"]["ok"] == 5  # both waves committed: nothing redone, nothing doubled

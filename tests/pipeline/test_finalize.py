@@ -60,4 +60,5 @@ def test_finalize_writes_what_the_launcher_could_not(tmp_path):
     assert report["billing_basis"].startswith("metered stage seconds")
     assert report["hardware"]["name"] == "tpu-v5e"
     assert done.stage_totals["encode"]["tokens"] == res.stage_totals["encode"]["tokens"]
-    assert len(list((out / "_progress").glob("*.json"))) == 1  # the wave is committed now
+    (progress,) = (out / "_progress").glob("*.json")  # the wave is committed now, with its real files
+    assert json.loads(progress.read_text())["files"] == sorted(str(p) for p in SAMPLES.glob("*") if p.is_file())

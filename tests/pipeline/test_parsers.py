@@ -140,3 +140,22 @@ def test_unknown_extension_is_a_clear_rejection():
 def test_configurable_fields(field):
     out = parse("f.jsonl", json.dumps({"key": "k1", field: "hello"}).encode(), id_field="key", text_field=field)
     assert [(d.doc_id, d.text) for d in docs(out)] == [("k1", "hello")]
+
+
+def test_deeply_nested_json_is_a_rejection_not_a_crash():
+    raw = b"[" * 100_000 + b"\n" + json.dumps({"id": "ok", "text": "fine"}).encode()
+    out = parse("deep.jsonl", raw)
+    assert errors(out) == ["invalid_json"] and "nested too deeply" in out[0].message
+    assert [d.doc_id for d in docs(out)] == ["ok"]
+
+
+def test_decompression_cap_applies_to_compressed_files_only():
+    raw = json.dumps({"id": "a", "text": "x" * 80}).encode() + b"\n"
+    assert [d.doc_id for d in docs(parse("plain.jsonl", raw, max_decompressed_bytes=50))] == ["a"]
+    assert errors(parse("small.jsonl.gz", gzip.compress(raw), max_decompressed_bytes=50)) == ["decompressed_too_large"]
+
+
+def test_the_file_is_closed_after_parsing():
+    handle = io.BytesIO(json.dumps({"id": "a", "text": "x"}).encode())
+    list(parse_file("f.jsonl", lambda: handle, ParseConfig()))
+    assert handle.closed
