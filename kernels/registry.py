@@ -118,7 +118,7 @@ def _auto(platform: str, shape: Shape | None, dtype: str | None) -> tuple[str, s
             return "flash", f"GPU, float32, T={seq}: flash keeps memory O(T) instead of O(T^2)"
         return "native", f"GPU, {dtype or 'float32'}, T={seq}: XLA attention (cuDNN needs 16-bit inputs)"
     return "xla_fused", (
-        f"{platform.upper()}: XLA attention with the softmax fused into the matmuls (~1.4x the encoder "
+        f"{platform.upper()}: XLA attention with the softmax fused into the matmuls (~1.3x the encoder "
         "throughput of jax.nn.dot_product_attention here); Pallas kernels only run in interpret mode"
     )
 

@@ -3,7 +3,7 @@
 jax.nn.dot_product_attention masks the logits before the softmax; on CPU that `where`
 materialises the [B, H, T, T] scores several times over. Here the row maximum is taken
 over the unmasked logits and the mask multiplies the exponentials, which XLA fuses into
-the two matmuls: ~2x faster attention, ~1.4x faster encoder on the CPU we test on
+the two matmuls: ~2x faster attention, ~1.3x faster encoder on the CPU we test on
 (`python -m kernels.bench`).
 
 The price of an unmasked maximum: a query whose own segment's logits all sit far below a
