@@ -16,6 +16,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
+from model.config import EncoderConfig
 from model.tokenizer import load_tokenizer
 from pipeline import sinks
 from pipeline.assemble import AssembledDoc, assemble, pick_winner
@@ -44,7 +45,7 @@ class JobPlan:
     encoder: EncoderSettings
     model_name: str
     weights_sha256: str
-    dim: int
+    config: EncoderConfig  # the checkpoint's, read once by the launcher
     model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
     files: list[tuple[str, int]] | None = None  # exact (path, size) to read instead of matching globs
@@ -347,7 +348,7 @@ def _shared_segments(plan: JobPlan) -> list[Segment]:
 
 
 def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
-    dim = plan.dim
+    dim = plan.config.hidden
     out, name = plan.output.rstrip("/"), plan.file_prefix
     sinks.write_parquet(outputs["documents"], f"{out}/documents/{name}", sinks.documents_schema(dim), "Documents")
     sinks.write_parquet(outputs["chunks"], f"{out}/chunks/{name}", sinks.chunks_schema(dim), "Chunks")

@@ -84,7 +84,7 @@ def build(
             "name": plan.model_name,
             "path": plan.encoder.model or "(default)",
             "weights_sha256": plan.weights_sha256,
-            "dim": plan.dim,
+            "dim": plan.config.hidden,
             "max_seq_len": plan.windowing.max_seq_len,
             "stride": plan.windowing.stride,
             "dtype": plan.encoder.dtype,

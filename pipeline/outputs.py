@@ -10,6 +10,13 @@ import pyarrow.parquet as pq
 from pipeline import storage
 
 
+def existing(output: str, tables: tuple[str, ...], files: tuple[str, ...] = ()) -> list[str]:
+    """Every file under the given table folders, plus those of `files` that exist."""
+    base = output.rstrip("/")
+    found = [p for t in tables for p in storage.list_prefix(f"{base}/{t}/")]
+    return found + [p for f in files if storage.exists(p := f"{base}/{f}")]
+
+
 def files(output: str, table: str, suffix: str) -> list[str]:
     return sorted(p for p in storage.list_prefix(f"{output.rstrip('/')}/{table}/") if p.endswith(suffix))
 
@@ -26,7 +33,3 @@ def read_errors(output: str) -> list[dict]:
     for path in files(output, "errors", ".jsonl"):
         rows += [json.loads(line) for line in storage.read_text(path).splitlines() if line.strip()]
     return rows
-
-
-write_text = storage.write_text
-read_text = storage.read_text

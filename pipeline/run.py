@@ -60,15 +60,14 @@ FILES = ("_manifest.json", waves.JOB_RECORD)
 
 def prepare_output(output: str, overwrite: bool) -> None:
     """Refuse to mix a new run's files with an old run's, unless told to replace them."""
-    old = [m.path for t in TABLES for m in FileSystems.match([f"{output.rstrip('/')}/{t}/*"])[0].metadata_list]
-    old += [p for f in FILES if FileSystems.exists(p := f"{output.rstrip('/')}/{f}")]
+    old = outputs.existing(output, TABLES, FILES)
     if old and not overwrite:
         raise UsageError(
             f"{output} already holds a run's outputs ({len(old)} files); "
             "pass --overwrite to replace them (or --resume to continue that run)"
         )
-    if old:
-        FileSystems.delete(old)
+    for path in old:
+        storage.delete(path)
 
 
 def absolute(glob: str) -> str:
@@ -128,7 +127,7 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
         encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
         model_name=d.model or ckpt.name,
         weights_sha256=ckpt.weights_sha256,
-        dim=ckpt.config.hidden,
+        config=ckpt.config,
         model_path=d.model,
         extractors=exs,
     )
@@ -136,9 +135,7 @@ def make_plan(options: PipelineOptions) -> graph.JobPlan:
 
 def resolve_attention(plan: graph.JobPlan, platform: str | None = None) -> dict:
     """The choice the workers will make, made here first so a bad request fails before the job."""
-    ckpt = describe_checkpoint(storage.checkpoint_dir(plan.model_path))
-    cfg = ckpt.config
-    shape = (plan.pack.rows, plan.pack.seq_len, cfg.heads, cfg.head_dim)
+    shape = (plan.pack.rows, plan.pack.seq_len, plan.config.heads, plan.config.head_dim)
     platform = platform or kernels.platform_of_backend()
     try:
         choice = kernels.get(plan.encoder.attention, platform=platform, shape=shape, dtype=plan.encoder.dtype)
@@ -279,7 +276,7 @@ def finalize(
     """After the job: read the outputs back, check the accounting, write the manifest and the cost report."""
     parse = totals.get("parse", {})
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
-    written = [p for t in TABLES for p in storage.list_prefix(f"{plan.output.rstrip('/')}/{t}/")]
+    written = outputs.existing(plan.output, TABLES)
     chunks = outputs.read_table(plan.output, "chunks", ["doc_id"])
     extr = outputs.read_table(plan.output, "extractions", ["doc_id"])
     gcs_reads = totals.get("match", {}).get("elements_out", 0) if any(g.startswith("gs://") for g in plan.globs) else 0
@@ -313,7 +310,7 @@ def finalize(
         "report": "_cost/report.md",
     }
     man["storage_retries"] = storage.retry_count()
-    outputs.write_text(f"{plan.output.rstrip('/')}/_manifest.json", json.dumps(man, indent=2, default=str))
+    storage.write_text(f"{plan.output.rstrip('/')}/_manifest.json", json.dumps(man, indent=2, default=str))
     if not check["holds"]:
         log.error("accounting check FAILED: %s", json.dumps(man["accounting"]))
     return RunResult(man, totals, wall, cost)

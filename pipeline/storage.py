@@ -327,10 +327,6 @@ def _atomic_write_local(path: Path, data: bytes) -> None:
         raise
 
 
-def sha256_file(path: PathLike) -> str:
-    return sha256_of(Path(path))
-
-
 # ---------------------------------------------------------------------------------------
 # Checkpoints
 # ---------------------------------------------------------------------------------------
@@ -397,7 +393,7 @@ def localize_checkpoint(
         names = {p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()}
         _check_layout(str(path), names)
         if expected:
-            _check_expected(str(path), expected, sha256_file(local / WEIGHTS_FILE))
+            _check_expected(str(path), expected, sha256_of(local / WEIGHTS_FILE))
         return local
     return _localize_gcs(str(path).rstrip("/"), cache_dir or default_checkpoint_cache(), expected)
 
@@ -475,7 +471,7 @@ def _download_checkpoint(bucket: str, prefix: str, url: str, listing: dict, entr
                 "download",
                 lambda blob=blob, target=target: blob.download_to_filename(str(target), retry=None, timeout=_TIMEOUT),
             )
-        digest = sha256_file(tmp / WEIGHTS_FILE)
+        digest = sha256_of(tmp / WEIGHTS_FILE)
         if expected:
             _check_expected(url, expected, digest)
         (tmp / SHA256_SIDECAR).write_text(f"{digest}  {WEIGHTS_FILE}\n")
@@ -502,7 +498,7 @@ def _valid_cache_entry(entry: Path, url: str, listing: dict) -> str | None:
                 return None
         except OSError:
             return None
-    if sha256_file(entry / WEIGHTS_FILE) != recorded:
+    if sha256_of(entry / WEIGHTS_FILE) != recorded:
         return None
     return recorded
 

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from pipeline import cli, outputs
+from pipeline import cli, storage
 from pipeline.inference import EncoderHandler
 from pipeline.memwatch import MemWatch
 from pipeline.pricing import PriceTable, PricingError, Rates
@@ -122,7 +122,7 @@ def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
     ]
     handler = LeakyHandler(make_plan(PipelineOptions(argv)).encoder) if leaky else None
     res = run(argv, handler=handler)
-    report = json.loads(outputs.read_text(f"{tmp_path}/out/_cost/report.json"))
+    report = json.loads(storage.read_text(f"{tmp_path}/out/_cost/report.json"))
     if leaky:
         assert report["memory"]["leak_warnings"] == 1 and report["memory"]["encoder_rss_growth_bytes"] > 96 << 20
         assert "LEAK WARNING" in (tmp_path / "out" / "_cost" / "report.md").read_text()

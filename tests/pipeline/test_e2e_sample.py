@@ -5,7 +5,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from pipeline import outputs
+from pipeline import outputs, storage
 from pipeline.sinks import EXTRACTIONS_SCHEMA, chunks_schema, documents_schema
 from tests.helpers import SAMPLES, table
 
@@ -35,7 +35,7 @@ def test_every_format_reads_and_accounting_holds(sample_run):
     errors = outputs.read_errors(str(out))
     assert sorted(e["error"] for e in errors) == ["invalid_json", "missing_text"]
     assert all(e["source"].endswith("articles.jsonl") and e["stage"] == "parse" for e in errors)
-    m = json.loads(outputs.read_text(f"{out}/_manifest.json"))
+    m = json.loads(storage.read_text(f"{out}/_manifest.json"))
     assert m["accounting"]["holds"] and m["counts"]["read"] == len(docs) + len(errors) == 71
     assert m["counts"]["chunks"] == table(out, "chunks").num_rows
     assert m["attention"]["used"] == "xla_fused" and m["attention"]["used_by_workers"] == ["xla_fused"]
