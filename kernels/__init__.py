@@ -16,8 +16,7 @@ Bidirectional (encoder) attention with packing: several documents may share a ro
 with its own id, and the ids need not be sorted. Accumulation is float32 (or wider) in
 every implementation.
 
-Implementations (one module each; see `registry.KERNELS` for the list and
-`docbeam kernels` for what runs on this machine):
+Implementations (one module each; names in `catalog`, `docbeam kernels` for what runs here):
 
     reference   einsum + float32 softmax, the oracle (float64 in, float64 math)
     native      jax.nn.dot_product_attention: XLA everywhere, cuDNN on GPU where dtype allows
@@ -30,25 +29,26 @@ Implementations (one module each; see `registry.KERNELS` for the list and
     gpu_mha     adapter: JAX's Pallas GPU (Triton) mha
     tokamax     adapter: tokamax.dot_product_attention (optional extra)
 
-Callers use `kernels.get(name, platform=..., shape=..., dtype=...)`, never a module.
+Callers use `kernels.get(name, platform=..., shape=..., dtype=..., mesh=...)`, never a module.
+`kernels.names()` needs no JAX (the command line checks `--attention` before JAX loads);
+everything else is loaded from `kernels.registry` on first use.
 """
 
-from kernels.registry import (
-    Choice,
-    KernelUnavailable,
-    available,
-    get,
-    names,
-    platform_of_backend,
-    report,
-)
+from kernels.catalog import names
 
-__all__ = [
-    "Choice",
-    "KernelUnavailable",
-    "available",
-    "get",
-    "names",
-    "platform_of_backend",
-    "report",
-]
+_REGISTRY = {"Availability", "Choice", "KernelUnavailable", "Status", "available", "availability", "get", "report"}
+
+
+def __getattr__(attr: str):
+    if attr in _REGISTRY:
+        from kernels import registry
+
+        return getattr(registry, attr)
+    if attr == "platform_of_backend":
+        from kernels.spec import platform_of_backend
+
+        return platform_of_backend
+    raise AttributeError(f"module 'kernels' has no attribute {attr!r}")
+
+
+__all__ = ["names", *sorted(_REGISTRY), "platform_of_backend"]

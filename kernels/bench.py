@@ -19,6 +19,7 @@ import numpy as np
 
 import kernels
 from kernels import registry
+from kernels.spec import Status
 
 
 def time_one(name: str, shape: tuple[int, int, int, int], dtype: str, repeats: int) -> float:
@@ -52,13 +53,14 @@ def main() -> None:
     seqs = [int(s) for s in args.seq.split(",")]
     results: dict[str, dict[int, float | None]] = {}
     for name in kernels.names():
-        emulated = platform in registry._load(name).emulated_on if registry.why_not(name, platform) is None else False
-        if registry.why_not(name, platform, dtype=args.dtype) is not None or (emulated and not args.emulated):
+        avail = registry.availability(name, platform, dtype=args.dtype)
+        emulated = avail.status is Status.EMULATED
+        if not avail.usable or (emulated and not args.emulated):
             continue
         results[name] = {}
         for seq in seqs:
             shape = (args.batch, seq, args.heads, args.dim)
-            ok = registry.why_not(name, platform, shape, args.dtype) is None and not (emulated and seq > 512)
+            ok = registry.availability(name, platform, shape, args.dtype).usable and not (emulated and seq > 512)
             results[name][seq] = time_one(name, shape, args.dtype, args.repeats) if ok else None
     print(
         f"{platform}, {jax.devices()[0].device_kind}, batch {args.batch}, heads {args.heads}x{args.dim}, "

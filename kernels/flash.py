@@ -18,10 +18,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from kernels import pallas_compat as pc
-from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
+from kernels import compat as pc
+from kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
-BLOCK = 128
 _MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)  # finite: keeps exp() and max() NaN-free
 _NO_ID = jnp.iinfo(jnp.int32).max
 
@@ -67,15 +66,10 @@ def _kernel(seg_q_ref, seg_k_ref, q_ref, k_ref, v_ref, o_ref, *, scale: float, b
     o_ref[...] = (acc / safe[:, None]).astype(o_ref.dtype)
 
 
-def _block_for(seq: int) -> int:
-    # Power of two (Triton needs it), at least 16 (smallest MMA tile), at most BLOCK.
-    return min(BLOCK, max(16, 1 << (seq - 1).bit_length()))
-
-
 @functools.partial(jax.jit, static_argnames=("scale", "platform"))
 def _flash(q, k, v, segment_ids, *, scale: float, platform: str):
     batch, seq, heads, head_dim = q.shape
-    block = _block_for(seq)
+    block = block_for(seq)
     (q, k, v), segment_ids = pad_seq((q, k, v), segment_ids, block)
     padded = segment_ids.shape[1]
     # [B, T, H, D] -> [B, H, T, D]: the blocked dims must be the last two (Mosaic tiling).
@@ -104,9 +98,7 @@ def _flash(q, k, v, segment_ids, *, scale: float, platform: str):
 def attend(
     q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
 ) -> jax.Array:
-    from kernels.registry import platform_of_backend
-
-    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    scale = default_scale(q.shape[-1], scale)
     out = _flash(q, k, v, segment_ids.astype(jnp.int32), scale=scale, platform=platform_of_backend())
     return padding_to_zeros(out, segment_ids)
 

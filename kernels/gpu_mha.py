@@ -10,7 +10,7 @@ import warnings
 
 import jax
 
-from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
+from kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -20,17 +20,15 @@ with warnings.catch_warnings():
 def attend(
     q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
 ) -> jax.Array:
-    from kernels.registry import platform_of_backend
-
     seq = q.shape[1]
-    block = min(128, max(16, 1 << (seq - 1).bit_length()))
+    block = block_for(seq)
     (q, k, v), seg = pad_seq((q, k, v), segment_ids, block)
     out = upstream.mha(
         q,
         k,
         v,
         seg,
-        sm_scale=q.shape[-1] ** -0.5 if scale is None else scale,
+        sm_scale=default_scale(q.shape[-1], scale),
         block_sizes=upstream.BlockSizes(block_q=block, block_k=block),
         interpret=platform_of_backend() == "cpu",
     )

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 
-from kernels.spec import FLOATS, KernelSpec, padding_to_zeros
+from kernels.spec import FLOATS, KernelSpec, default_scale, padding_to_zeros
 
 
 def segment_mask(segment_ids: jax.Array) -> jax.Array:
@@ -16,7 +16,7 @@ def attend(
     q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
 ) -> jax.Array:
     compute = jnp.promote_types(q.dtype, jnp.float32)  # float64 stays float64 for the oracle
-    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scale = default_scale(q.shape[-1], scale)
     logits = jnp.einsum("bqhd,bkhd->bhqk", q.astype(compute), k.astype(compute)) * scale
     mask = segment_mask(segment_ids)[:, None, :, :]
     logits = jnp.where(mask, logits, -jnp.inf)

@@ -1,8 +1,8 @@
 """Find, check and choose attention implementations.
 
-Each implementation lives in its own module exporting `KERNEL` (a `KernelSpec`).
-Modules are imported lazily: an adapter whose upstream API moved fails to import,
-shows up as unavailable with the import error, and breaks nothing else.
+Each implementation lives in its own module exporting `KERNEL` (a `KernelSpec`); the names
+are in `catalog`. Modules are imported lazily: an adapter whose upstream API moved fails to
+import, shows up as not importable with the import error, and breaks nothing else.
 """
 
 import importlib
@@ -11,22 +11,11 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 
-from kernels.spec import KernelSpec
-
-# name -> module; adding a kernel is one line here and one module beside this file.
-KERNELS: dict[str, str] = {
-    "reference": "kernels.reference",
-    "native": "kernels.native",
-    "xla_fused": "kernels.xla_fused",
-    "flash": "kernels.flash",
-    "tpu_flash": "kernels.tpu_flash",
-    "splash": "kernels.splash",
-    "gpu_mha": "kernels.gpu_mha",
-    "tokamax": "kernels.tokamax_attention",
-}
-
-Shape = tuple[int, int, int, int]  # [batch, seq, heads, head_dim]
+from kernels import compat
+from kernels.catalog import KERNELS
+from kernels.spec import Availability, KernelSpec, Shape, Status, platform_of_backend
 
 
 class KernelUnavailable(ValueError):
@@ -40,64 +29,70 @@ class Choice:
     reason: str
     attend: Callable[..., jax.Array]
 
-
-def names() -> list[str]:
-    return list(KERNELS)
-
-
-def platform_of_backend(backend: str | None = None) -> str:
-    """JAX backend name -> 'cpu' | 'gpu' | 'tpu'."""
-    backend = backend or jax.default_backend()
-    return {"cuda": "gpu", "rocm": "gpu"}.get(backend, backend)
+    def record(self, platform: str) -> dict:
+        """The kernel choice as the manifest and the logs state it."""
+        return {"requested": self.requested, "used": self.name, "reason": self.reason, "platform": platform}
 
 
-def _load(name: str) -> KernelSpec:
+def load(name: str) -> KernelSpec:
     if name not in KERNELS:
         raise KernelUnavailable(f"unknown attention {name!r}; choose one of: auto, {', '.join(KERNELS)}")
     return importlib.import_module(KERNELS[name]).KERNEL
 
 
-def why_not(name: str, platform: str, shape: Shape | None = None, dtype: str | None = None) -> str | None:
-    """None if `name` runs here for this shape and dtype, else the reason it does not."""
+def check_request(shape: Shape | None, dtype: str | None) -> None:
+    """Shapes and dtypes are checked once, here, for every implementation."""
+    if shape is not None and (len(shape) != 4 or not all(isinstance(n, int) and n > 0 for n in shape)):
+        raise ValueError(f"attention shape {shape}: expected [batch, seq, heads, head_dim] of positive integers")
+    if dtype is not None:
+        try:
+            jnp.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"attention dtype {dtype!r}: not a dtype (float32, bfloat16, float16)") from None
+
+
+def availability(name: str, platform: str, shape: Shape | None = None, dtype: str | None = None) -> Availability:
+    check_request(shape, dtype)
     try:
-        spec = _load(name)
+        spec = load(name)
     except ImportError as exc:  # an upstream API moved or an extra is not installed
-        return f"cannot import: {exc}"
-    return spec.runs_here(platform, shape, dtype)
+        return Availability(Status.NOT_IMPORTABLE, f"cannot import: {exc}")
+    return spec.availability(platform, shape, dtype)
 
 
 def available(platform: str | None = None, shape: Shape | None = None, dtype: str | None = None) -> list[str]:
     platform = platform or platform_of_backend()
-    return [n for n in KERNELS if why_not(n, platform, shape, dtype) is None]
+    return [n for n in KERNELS if availability(n, platform, shape, dtype).usable]
 
 
 def report(platform: str | None = None, shape: Shape | None = None, dtype: str | None = None) -> list[dict]:
-    """One row per implementation: name, available, why not, summary (for `docbeam kernels`)."""
+    """One row per implementation: name, status, why, summary (for `docbeam kernels`)."""
     platform = platform or platform_of_backend()
     rows = []
     for name in KERNELS:
-        why = why_not(name, platform, shape, dtype)
-        summary = ""
-        if why is None or not why.startswith("cannot import"):
-            spec = _load(name)
-            summary = spec.summary
-            if why is None and platform in spec.emulated_on:
-                why = f"runs, emulated (Pallas interpret mode on {platform}): for checking, not speed"
+        avail = availability(name, platform, shape, dtype)
+        summary = "" if avail.status is Status.NOT_IMPORTABLE else load(name).summary
         rows.append(
             {
                 "name": name,
-                "available": why is None or why.startswith("runs, emulated"),
-                "note": why or "",
+                "available": avail.usable,
+                "status": avail.status.value,
+                "note": avail.reason,
                 "summary": summary,
             }
         )
     return rows
 
 
-def _scoped(name: str, attend: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """Wrap in a named scope so profiler traces show which kernel ran where."""
+def _checked(name: str, attend: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """Check the contract's shapes at trace time, and name the call for the profiler."""
 
     def scoped(q, k, v, *, segment_ids, scale=None):
+        if q.ndim != 4 or k.shape != q.shape or v.shape != q.shape or segment_ids.shape != q.shape[:2]:
+            raise ValueError(
+                f"attention {name}: q, k, v must share [batch, seq, heads, head_dim] and segment_ids be "
+                f"[batch, seq]; got q{q.shape} k{k.shape} v{v.shape} segment_ids{segment_ids.shape}"
+            )
         with jax.named_scope(f"attention_{name}"):
             return attend(q, k, v, segment_ids=segment_ids, scale=scale)
 
@@ -105,16 +100,28 @@ def _scoped(name: str, attend: Callable[..., jax.Array]) -> Callable[..., jax.Ar
     return scoped
 
 
+def _sharded(attend: Callable[..., jax.Array], mesh: Mesh, axis: str) -> Callable[..., jax.Array]:
+    """Every kernel runs per device on its rows of the batch; see compat.shard_over_batch."""
+
+    def per_shard(q, k, v, *, segment_ids, scale=None):
+        local = compat.shard_over_batch(
+            lambda a, b, c, s: attend(a, b, c, segment_ids=s, scale=scale), mesh, axis, n_batched=4
+        )
+        return local(q, k, v, segment_ids)
+
+    return per_shard
+
+
 def _auto(platform: str, shape: Shape | None, dtype: str | None) -> tuple[str, str]:
     seq = shape[1] if shape else None
     if platform == "tpu":
-        if seq is not None and seq >= 128 and seq % 128 == 0 and why_not("splash", platform, shape, dtype) is None:
+        if seq is not None and seq >= 128 and seq % 128 == 0 and availability("splash", platform, shape, dtype).usable:
             return "splash", f"TPU, T={seq} divisible by block 128: splash (block-sparse, skips masked blocks)"
         return "native", f"TPU, T={seq} not a multiple of 128 or splash unavailable: XLA attention"
     if platform == "gpu":
         if dtype is not None and jnp.dtype(dtype) in (jnp.bfloat16, jnp.float16):
             return "native", f"GPU, {dtype}: cuDNN fused attention through jax.nn.dot_product_attention"
-        if seq is not None and seq >= 1024 and why_not("flash", platform, shape, dtype) is None:
+        if seq is not None and seq >= 1024 and availability("flash", platform, shape, dtype).usable:
             return "flash", f"GPU, float32, T={seq}: flash keeps memory O(T) instead of O(T^2)"
         return "native", f"GPU, {dtype or 'float32'}, T={seq}: XLA attention (cuDNN needs 16-bit inputs)"
     return "xla_fused", (
@@ -129,24 +136,33 @@ def get(
     platform: str | None = None,
     shape: Shape | None = None,
     dtype: str | None = None,
+    mesh: Mesh | None = None,
+    batch_axis: str = "data",
 ) -> Choice:
     """Resolve `name` ('auto' or an implementation) for this platform, shape and dtype.
 
     'auto' never fails. An explicit name that cannot run here raises KernelUnavailable
     naming what is missing and what can run instead; it is never silently substituted.
+    With a `mesh` of several devices the kernel runs per device on its share of the batch
+    (`batch_axis` of the mesh), so the batch must divide by the number of devices.
     """
     platform = platform or platform_of_backend()
+    check_request(shape, dtype)
     if name == "auto":
         chosen, reason = _auto(platform, shape, dtype)
-        if why_not(chosen, platform, shape, dtype) is not None:  # should not happen; stay safe
+        if not availability(chosen, platform, shape, dtype).usable:  # should not happen; stay safe
             chosen, reason = "reference", f"{reason}; {chosen} unavailable, using reference"
-        return Choice("auto", chosen, f"{chosen}: {reason}", _scoped(chosen, _load(chosen).attend))
-    why = why_not(name, platform, shape, dtype)
-    if why is not None:
-        can = ", ".join(available(platform, shape, dtype))
-        raise KernelUnavailable(f"attention {name!r} cannot run on {platform}: {why}. Runs here: {can}")
-    spec = _load(name)
-    reason = f"{name}: requested"
-    if platform in spec.emulated_on:
-        reason += f"; runs in Pallas interpret mode on {platform} (slow; for checking, not speed)"
-    return Choice(name, name, reason, _scoped(name, spec.attend))
+        reason = f"{chosen}: {reason}"
+    else:
+        avail = availability(name, platform, shape, dtype)
+        if not avail.usable:
+            can = ", ".join(available(platform, shape, dtype))
+            raise KernelUnavailable(f"attention {name!r} cannot run on {platform}: {avail.reason}. Runs here: {can}")
+        chosen, reason = name, f"{name}: requested"
+        if avail.status is Status.EMULATED:
+            reason += f"; runs in Pallas interpret mode on {platform} (slow; for checking, not speed)"
+    attend = _checked(chosen, load(chosen).attend)
+    if mesh is not None and mesh.size > 1:
+        attend = _sharded(attend, mesh, batch_axis)
+        reason += f"; per device over {mesh.size} devices (shard_map on the batch)"
+    return Choice(name, chosen, reason, attend)

@@ -11,9 +11,7 @@ import functools
 import jax
 from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # version-sensitive: this file only
 
-from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
-
-BLOCK = 128
+from kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 
 @functools.lru_cache(maxsize=16)
@@ -28,10 +26,8 @@ def _kernel(seq: int, heads: int, interpret: bool):
 def attend(
     q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
 ) -> jax.Array:
-    from kernels.registry import platform_of_backend
-
     seq, heads = q.shape[1], q.shape[2]
-    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scale = default_scale(q.shape[-1], scale)
     (q, k, v), seg = pad_seq((q, k, v), segment_ids, BLOCK)
     kernel = _kernel(q.shape[1], heads, platform_of_backend() == "cpu")
 

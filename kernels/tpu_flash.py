@@ -10,17 +10,13 @@ zeroed here. On CPU it runs emulated under
 import jax
 from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # version-sensitive: this file only
 
-from kernels import pallas_compat as pc
-from kernels.spec import KernelSpec, pad_seq, padding_to_zeros
-
-BLOCK = 128
+from kernels import compat as pc
+from kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 
 def attend(
     q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
 ) -> jax.Array:
-    from kernels.registry import platform_of_backend
-
     seq, block = q.shape[1], BLOCK  # short sequences too: upstream needs kv blocks of 128
     (q, k, v), seg = pad_seq((q, k, v), segment_ids, block)
     bhtd = [x.transpose(0, 2, 1, 3) for x in (q, k, v)]
@@ -29,7 +25,7 @@ def attend(
         out = upstream.flash_attention(
             *bhtd,
             segment_ids=upstream.SegmentIds(q=seg, kv=seg),
-            sm_scale=q.shape[-1] ** -0.5 if scale is None else scale,
+            sm_scale=default_scale(q.shape[-1], scale),
             block_sizes=sizes,
         )
     return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)

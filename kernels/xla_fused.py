@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from kernels import reference
-from kernels.spec import KernelSpec, padding_to_zeros
+from kernels.spec import KernelSpec, default_scale, padding_to_zeros
 
 TRUSTED_DENOM = float(jnp.exp(jnp.float32(-60.0)))
 
@@ -27,7 +27,7 @@ TRUSTED_DENOM = float(jnp.exp(jnp.float32(-60.0)))
 def attend(
     q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
 ) -> jax.Array:
-    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scale = default_scale(q.shape[-1], scale)
     compute = jnp.promote_types(q.dtype, jnp.float32)
     qt, kt, vt = (x.astype(compute).transpose(0, 2, 1, 3) for x in (q * scale, k, v))
     mask = reference.segment_mask(segment_ids)[:, None].astype(compute)

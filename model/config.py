@@ -5,6 +5,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+SUPPORTED_MODEL_TYPES = ("bert",)
+
+
 class CheckpointError(ValueError):
     """A checkpoint directory is missing a file or holds something docbeam cannot use."""
 
@@ -35,10 +38,15 @@ class EncoderConfig:
             raise CheckpointError(
                 f"{path}: no config.json (need config.json, model.safetensors, tokenizer.json)"
             ) from exc
-        if raw.get("model_type", "bert") not in ("bert",) or raw.get("hidden_act", "gelu") != "gelu":
+        model_type = raw.get("model_type", "bert")
+        if model_type not in SUPPORTED_MODEL_TYPES:
             raise CheckpointError(
-                f"{path}/config.json: model_type={raw.get('model_type')!r} hidden_act={raw.get('hidden_act')!r};"
-                " docbeam's encoder implements BERT with exact GELU"
+                f"{path}/config.json: model_type {model_type!r} is not supported; "
+                f"docbeam reads {', '.join(SUPPORTED_MODEL_TYPES)}"
+            )
+        if raw.get("hidden_act", "gelu") != "gelu":
+            raise CheckpointError(
+                f"{path}/config.json: hidden_act {raw.get('hidden_act')!r}; docbeam's BERT uses exact GELU ('gelu')"
             )
         st = path / "sentence_bert_config.json"
         max_seq = json.loads(st.read_text()).get("max_seq_length") if st.exists() else None

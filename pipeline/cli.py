@@ -17,29 +17,15 @@ commands:
 `docbeam <command> --help` explains each one."""
 
 
-def _job_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    from pipeline.options import DocbeamOptions
-
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    DocbeamOptions._add_argparse_args(parser)
-    return parser
-
-
 def cmd_run(argv: list[str]) -> int:
-    if "-h" in argv or "--help" in argv:
-        _job_parser(
-            "docbeam run",
-            "Embed documents (and extract, with --extract) into Parquet under --output. "
-            "Any other Beam pipeline option (--runner, --direct_num_workers, ...) passes through.",
-        ).print_help()
-        return 0
-    from pipeline import run
+    from pipeline.launch.console import run_main
 
-    return run.main(argv)
+    return run_main(argv, "docbeam run")
 
 
 def cmd_submit(argv: list[str]) -> int:
-    from pipeline import run, submit
+    from pipeline.launch import submit
+    from pipeline.launch.console import run_main
 
     parser = argparse.ArgumentParser(
         prog="docbeam submit",
@@ -72,12 +58,16 @@ def cmd_submit(argv: list[str]) -> int:
             )
         )
         return 0
-    return run.main(job_argv)
+    return run_main(job_argv, "docbeam submit")
 
 
 def cmd_estimate(argv: list[str]) -> int:
-    from pipeline.estimate import estimate, render
-    from pipeline.run import UsageError, configure_logging
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.core.flags import UsageError
+    from pipeline.launch.console import configure_logging
+    from pipeline.launch.estimate import estimate, render
+    from pipeline.launch.plan import make_plan
 
     parser = argparse.ArgumentParser(
         prog="docbeam estimate",
@@ -96,7 +86,9 @@ def cmd_estimate(argv: list[str]) -> int:
     ns, job = parser.parse_known_args(argv)
     configure_logging()
     try:
-        est = estimate(ns.input, job, sample_size=ns.sample, hardware=ns.hardware, pricing=ns.pricing)
+        options = PipelineOptions(["--input", *ns.input, *job])
+        plan = make_plan(options, needs_output=False)
+        est = estimate(plan, options, sample_size=ns.sample, hardware=ns.hardware, pricing=ns.pricing)
     except (UsageError, ValueError) as exc:
         print(f"docbeam estimate: {exc}", file=sys.stderr)
         return 2
@@ -108,7 +100,9 @@ def cmd_estimate(argv: list[str]) -> int:
 
 
 def cmd_report(argv: list[str]) -> int:
-    from pipeline import report, storage
+    from pipeline.core import tables
+    from pipeline.cost import report
+    from pipeline.io import storage
 
     parser = argparse.ArgumentParser(
         prog="docbeam report",
@@ -118,7 +112,7 @@ def cmd_report(argv: list[str]) -> int:
     parser.add_argument("dir", help="the run's --output folder or gs:// prefix")
     parser.add_argument("--json", action="store_true", help="print the JSON instead of the Markdown")
     ns = parser.parse_args(argv)
-    path = f"{ns.dir.rstrip('/')}/_cost/report.json"
+    path = tables.join(ns.dir, tables.COST, "report.json")
     if not storage.exists(path):
         print(f"docbeam report: {path} not found (is {ns.dir} a finished docbeam run?)", file=sys.stderr)
         return 2

@@ -22,7 +22,7 @@ def sample_run(tmp_path_factory):
 # ======================================================================================
 # GCS: a real emulator process, and a fault-injecting proxy in front of it (issue 7).
 # ======================================================================================
-from pipeline import storage
+from pipeline.io import storage
 from tests.support.faulty_proxy import FaultyProxy
 from tests.support.gcs_emulator import GcsEmulator, run_gcs_emulator
 

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from pipeline import outputs
-from pipeline.run import run
+from pipeline.io import outputs
+from pipeline.launch.job import run
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples" / "docs"

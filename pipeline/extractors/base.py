@@ -12,7 +12,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from model.tokenizer import SpecialTokens
-from pipeline.documents import DocInfo, Document, Segment, SegmentVector
+from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 
 SHARED_UID = "__shared__"
 

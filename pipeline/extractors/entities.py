@@ -7,7 +7,7 @@ a span claimed by one is not matched again by a later one.
 import bisect
 import re
 
-from pipeline.documents import Document
+from pipeline.core.records import Document
 from pipeline.extractors.base import Extractor, row
 
 MONTH = (

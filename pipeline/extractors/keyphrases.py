@@ -13,10 +13,10 @@ import re
 
 import numpy as np
 
-from pipeline.chunking import encode_short
-from pipeline.documents import DocInfo, Document, Segment, SegmentVector
+from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from pipeline.extractors.base import Extractor, row
 from pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
+from pipeline.ingest.chunking import encode_short
 
 WORD = re.compile(r"(?u)\b\w\w+\b")
 
@@ -76,7 +76,16 @@ class Keyphrases(Extractor):
         phrases = list(found)
         ids = encode_short(phrases, tokenizer, special, max_seq_len) if phrases else []
         return [
-            Segment(doc.uid, doc.doc_id, self.name, i, found[p][0], found[p][1], tok_ids, text=p)
+            Segment(
+                uid=doc.uid,
+                doc_id=doc.doc_id,
+                kind=self.name,
+                index=i,
+                start_char=found[p][0],
+                end_char=found[p][1],
+                ids=tok_ids,
+                text=p,
+            )
             for i, (p, tok_ids) in enumerate(zip(phrases, ids))
         ]
 

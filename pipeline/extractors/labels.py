@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from pipeline.chunking import encode_short
-from pipeline.documents import DocInfo, Segment, SegmentVector
+from pipeline.core.records import DocInfo, Segment, SegmentVector
 from pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError, row
+from pipeline.ingest.chunking import encode_short
 
 DEFAULT_LABELS = Path(__file__).resolve().parent.parent / "data" / "default_labels.yaml"
 
@@ -56,7 +56,16 @@ class Labels(Extractor):
         pairs = [(label, d) for label, descs in self.labels.items() for d in [label, *descs]]
         ids = encode_short([d for _, d in pairs], tokenizer, special, max_seq_len)
         return [
-            Segment(SHARED_UID, SHARED_UID, self.name, i, 0, 0, tok, text=label)
+            Segment(
+                uid=SHARED_UID,
+                doc_id=SHARED_UID,
+                kind=self.name,
+                index=i,
+                start_char=0,
+                end_char=0,
+                ids=tok,
+                text=label,
+            )
             for i, ((label, _), tok) in enumerate(zip(pairs, ids))
         ]
 

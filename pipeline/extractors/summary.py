@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 
-from pipeline.chunking import encode_short
-from pipeline.documents import DocInfo, Document, Segment, SegmentVector
+from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from pipeline.extractors.base import Extractor, row
+from pipeline.ingest.chunking import encode_short
 
 BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[“‘]?[A-Z0-9])|\n+")
 
@@ -43,7 +43,7 @@ class Summary(Extractor):
         texts = [doc.text[s:e] for s, e in spans]
         ids = encode_short(texts, tokenizer, special, max_seq_len) if texts else []
         return [
-            Segment(doc.uid, doc.doc_id, self.name, i, s, e, tok, text=t)
+            Segment(uid=doc.uid, doc_id=doc.doc_id, kind=self.name, index=i, start_char=s, end_char=e, ids=tok, text=t)
             for i, ((s, e), t, tok) in enumerate(zip(spans, texts, ids))
         ]
 

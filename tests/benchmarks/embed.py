@@ -46,8 +46,8 @@ def _truncated_tokens(texts: list[str], limit: int = 256) -> int:
 
 
 def worker_docbeam(corpus: Path, out: Path, extra: list[str]) -> dict:
-    from pipeline import outputs
-    from pipeline.run import run
+    from pipeline.io import outputs
+    from pipeline.launch.job import run
 
     t0 = time.perf_counter()
     res = run(["--input", str(corpus), "--output", str(out), "--overwrite", *extra])
@@ -72,7 +72,7 @@ def worker_mltransform(corpus: Path, out: Path, extra: list[str]) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from model.checkpoint import default_checkpoint_dir
-    from pipeline.runners import resolve
+    from pipeline.graph.runners import resolve
 
     docs = _texts(corpus)
     t0 = time.perf_counter()

@@ -5,7 +5,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.run import UsageError
+from pipeline.core.flags import UsageError
 from tests.helpers import SAMPLES, run_job, table
 
 pytestmark = pytest.mark.slow

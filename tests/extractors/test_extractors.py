@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.documents import DocInfo, Document, SegmentVector
+from pipeline.core.records import DocInfo, Document, SegmentVector
 from pipeline.extractors import ExtractorError, build
 from pipeline.extractors.entities import find_entities
 from pipeline.extractors.keyphrases import Keyphrases, candidates, mmr
@@ -16,6 +16,10 @@ INVOICE = (
     "Invoice #1042 from Northwind Traders. Amount due: $1,250.00 by 2026-01-15. Questions? Write to "
     "billing@northwind.example or call +1 (415) 555-0134. Pay online at https://pay.northwind.example/i/1042."
 )
+
+
+def doc_info(**counts) -> DocInfo:
+    return DocInfo(uid="u", doc_id="d", source="s", row=0, **counts)
 
 
 def test_entities_types_values_and_spans():
@@ -72,7 +76,18 @@ def test_mmr_matches_keybert():
 
 def _vectors(kind, texts_spans, vecs):
     return [
-        SegmentVector("u", "d", kind, i, s, e, 5, v, "native", t)
+        SegmentVector(
+            uid="u",
+            doc_id="d",
+            kind=kind,
+            index=i,
+            start_char=s,
+            end_char=e,
+            n_tokens=5,
+            vector=v,
+            attention="native",
+            text=t,
+        )
         for i, ((t, s, e), v) in enumerate(zip(texts_spans, vecs))
     ]
 
@@ -81,7 +96,9 @@ def test_keyphrase_rows_are_ordered_by_score_with_spans():
     doc_vec = np.array([1.0, 0, 0])
     vecs = [np.array(v) / np.linalg.norm(v) for v in ([1, 0.1, 0], [0.2, 1, 0], [0.9, 0.3, 0.1], [0, 0, 1])]
     vs = _vectors("keyphrases", [("alpha", 0, 5), ("beta", 6, 10), ("gamma", 11, 16), ("delta", 17, 22)], vecs)
-    rows = Keyphrases(top_n=3).extract(DocInfo("u", "d", "s", 0, 22, 5, 1, 5), doc_vec, vs, [], [doc_vec])
+    rows = Keyphrases(top_n=3).extract(
+        doc_info(n_chars=22, n_tokens=5, n_chunks=1, n_segments=5), doc_vec, vs, [], [doc_vec]
+    )
     assert [r["kind"] for r in rows] == ["keyphrase"] * 3
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
     assert rows[0]["value"] == "alpha" and (rows[0]["start_char"], rows[0]["end_char"]) == (0, 5)
@@ -103,11 +120,11 @@ def test_sentences_spans():
 def test_no_sentences_and_no_candidates_yield_no_rows():
     from pipeline.extractors.summary import Summary
 
-    info = DocInfo("u", "d", "s", 0, 2, 1, 1, 1)
+    info = doc_info(n_chars=2, n_tokens=1, n_chunks=1, n_segments=1)
     assert Summary().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
     assert Keyphrases().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
     assert sentences("ok") == [] and candidates("a an the of") == {}
-    doc = Document("u", "d", "s", 0, "the of and")
+    doc = Document(uid="u", doc_id="d", source="s", row=0, text="the of and")
     assert Keyphrases().candidates(doc, None, None, 256) == []
 
 

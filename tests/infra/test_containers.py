@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import options, submit
+from pipeline.core import flags
+from pipeline.core.hardware import catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 DATAFLOW = REPO / "infra" / "dataflow"
@@ -180,18 +181,14 @@ def test_flex_template_parameters_are_docbeam_flags():
     by_name = {p["name"]: p for p in meta["parameters"]}
     assert not by_name["input"]["isOptional"] and not by_name["output"]["isOptional"]
     attention = re.compile(by_name["attention"]["regexes"][0])
-    assert all(attention.fullmatch(k) for k in options.ATTENTION_CHOICES)
+    assert all(attention.fullmatch(k) for k in flags.ATTENTION_CHOICES)
     assert not attention.fullmatch("fast")
     hardware = re.compile(by_name["hardware"]["regexes"][0])
-    assert all(hardware.fullmatch(a) for a in submit.ACCELERATORS)
+    assert all(hardware.fullmatch(f"{a}:{n}") for a, acc in catalogue().accelerators.items() for n in acc.workers)
 
 
 def _docbeam_parser():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    options.DocbeamOptions._add_argparse_args(parser)
-    return parser
+    return flags.job_parser("docbeam")
 
 
 def _project_dependencies() -> list[str]:

@@ -63,8 +63,8 @@ from apache_beam.options.pipeline_options import (  # noqa: E402
     WorkerOptions,
 )
 
-import pipeline.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
-from pipeline import submit  # noqa: E402
+import pipeline.launch.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
+from pipeline.launch import submit  # noqa: E402
 
 DS = "2026-12-01"
 JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract", "hardware"}
@@ -154,7 +154,7 @@ SUBMISSIONS = [
         ],
     ),
     (
-        {"accelerator": "l4", "accelerator_count": 2, "image": "img:gpu", "max_num_workers": None},
+        {"accelerator": "l4", "accelerator_count": 2, "image": "img:gpu", "max_num_workers": None, "max_seq_len": 128},
         [
             "--accelerator",
             "l4",
@@ -189,7 +189,7 @@ def test_dataflow_task_options_are_what_docbeam_submit_uses(dags, override, flag
         "input": f"gs://{bucket}/docs/{DS}/*",
         "output": f"gs://{bucket}/docbeam/{DS}",
         "attention": "auto",
-        "max_seq_len": 256,
+        **({"max_seq_len": override["max_seq_len"]} if "max_seq_len" in override else {}),
         "overwrite": True,
         "hardware": submit.hardware_spec(submit.parse_submit_args(flags)),  # prices the run
     }

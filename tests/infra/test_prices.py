@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline import submit
+from pipeline.core.hardware import catalogue
 
 PRICES = Path(__file__).resolve().parents[2] / "infra" / "pricing" / "prices.yaml"
 REQUIRED = {"service", "resource", "region", "unit", "usd", "as_of", "source", "assumed"}
-OPTIONAL = {"hardware", "billing", "note"}
+OPTIONAL = {"note"}
 UNITS = {"vcpu_hour", "gb_hour", "chip_hour", "gpu_hour", "gb_month", "per_10k_ops"}
 SERVICES = {"dataflow", "compute_engine", "cloud_storage"}
 
@@ -36,21 +36,15 @@ def test_every_entry_follows_the_schema(table):
         assert isinstance(e["assumed"], bool), pid
         if e["assumed"]:
             assert e.get("note"), f"{pid}: an assumed price must say where it comes from"
-        assert ("hardware" in e) == (e["resource"] in {"tpu_chip", "gpu"}), pid
-        assert ("billing" in e) == ("hardware" in e), pid
 
 
-def test_tpu_is_billed_per_chip_hour_only_and_gpu_on_top_of_the_worker(table):
-    for pid, e in table["prices"].items():
-        if e["resource"] == "tpu_chip":
-            assert (e["unit"], e["billing"]) == ("chip_hour", "per_chip_hour_only"), pid
-        if e["resource"] == "gpu":
-            assert (e["unit"], e["billing"]) == ("gpu_hour", "plus_worker_vcpu_memory"), pid
-
-
-def test_every_submit_accelerator_has_a_price(table):
-    priced = {e["hardware"] for e in table["prices"].values() if "hardware" in e}
-    assert set(submit.ACCELERATORS) <= priced
+def test_every_accelerator_of_the_catalogue_has_its_price(table):
+    """The hardware catalogue names a price per accelerator, in the unit of its kind."""
+    for name, acc in catalogue().accelerators.items():
+        entry = table["prices"].get(acc.price_id)
+        assert entry is not None, f"{name}: no price entry {acc.price_id!r}"
+        unit, resource = ("chip_hour", "tpu_chip") if acc.kind == "tpu" else ("gpu_hour", "gpu")
+        assert (entry["unit"], entry["resource"]) == (unit, resource), name
 
 
 def test_worker_and_storage_resources_are_priced(table):

@@ -12,7 +12,7 @@ from apache_beam.options.pipeline_options import (
     WorkerOptions,
 )
 
-from pipeline import submit
+from pipeline.launch import submit
 
 BASE = [
     "--project",
@@ -195,7 +195,7 @@ def test_unknown_accelerator_is_rejected_by_the_parser_and_by_the_function(capsy
     assert "invalid choice: 'tpu-v4'" in capsys.readouterr().err
     ns = submit.parse_submit_args(BASE + ["--accelerator", "l4"])
     ns.accelerator = "tpu-v4"  # as a caller building the Namespace itself (e.g. from Airflow params)
-    with pytest.raises(submit.SubmitError, match="unknown accelerator 'tpu-v4'; choose one of a100, h100"):
+    with pytest.raises(submit.SubmitError, match="unknown accelerator 'tpu-v4'; choose one of a100, a100-80gb, h100"):
         submit.dataflow_options(ns)
 
 
@@ -210,3 +210,35 @@ def test_option_values_with_commas_are_refused_in_argv():
     # round-trip, so it is an error rather than a silently different job.
     with pytest.raises(submit.SubmitError, match="must not contain a comma"):
         submit.options_to_argv({"experiments": ["a,b"]})
+
+
+def _every_worker():
+    from pipeline.core.hardware import catalogue
+
+    for name in catalogue().on_dataflow():
+        acc = catalogue().get(name)
+        for chips, worker in acc.workers.items():
+            flags = ["--topology", worker.topology] if acc.kind == "tpu" else ["--accelerator-count", str(chips)]
+            yield pytest.param(name, flags, id=f"{name}:{chips}")
+
+
+@pytest.mark.parametrize(("name", "flags"), list(_every_worker()))
+def test_billing_is_the_machine_launched(name, flags):
+    """For every accelerator and count: the machine `submit` starts is the one the cost
+    report bills, host vCPU and memory included (GPU) or excluded (TPU)."""
+    from pipeline.core.hardware import catalogue
+    from pipeline.cost.pricing import PriceTable, Rates
+
+    ns = submit.parse_submit_args(BASE + ["--accelerator", name, *flags])
+    launched = submit.dataflow_options(ns)["machine_type"]
+    rates = Rates(PriceTable.load(), submit.hardware_spec(ns))
+    assert rates.worker.machine_type == launched
+    acc = catalogue().get(name)
+    billed = {e["id"]: q for e, q in rates.lines}
+    assert billed[acc.price_id] == rates.worker.chips
+    if acc.kind == "tpu":
+        assert set(billed) == {acc.price_id}  # Dataflow bills TPU workers per chip-hour only
+    else:
+        assert billed["dataflow_batch_vcpu_hour"] == rates.worker.vcpus
+        assert billed["dataflow_batch_memory_gb_hour"] == rates.worker.memory_gb
+    assert launched in rates.basis

@@ -69,7 +69,7 @@ IMPLEMENTATIONS = kernels.available()
 def test_matches_float64_reference(name, case, dtype):
     q, k, v, seg = _inputs(case, dtype)
     batch, seq, heads, dim, _ = CASES[case]
-    if kernels.registry.why_not(name, kernels.platform_of_backend(), (batch, seq, heads, dim), dtype):
+    if not kernels.availability(name, kernels.platform_of_backend(), (batch, seq, heads, dim), dtype).usable:
         pytest.skip(f"{name} does not take {dtype}")
     attend = kernels.get(name, shape=(batch, seq, heads, dim), dtype=dtype).attend
     # float32 means float32 matmuls: GPUs would otherwise use TF32 (no effect on CPU).

@@ -46,14 +46,44 @@ def test_report_lists_every_implementation():
     rows = kernels.report("cpu", SHAPE)
     assert [r["name"] for r in rows] == kernels.names()
     flash = next(r for r in rows if r["name"] == "flash")
-    assert flash["available"] and "emulated" in flash["note"]
+    assert flash["available"] and flash["status"] == "emulated" and "interpret mode" in flash["note"]
+    native = next(r for r in rows if r["name"] == "native")
+    assert native["available"] and native["status"] == "runs"
 
 
 def test_broken_adapter_is_unavailable_not_fatal(monkeypatch):
     monkeypatch.setitem(registry.KERNELS, "broken", "kernels.does_not_exist")
-    assert "cannot import" in registry.why_not("broken", "cpu")
+    avail = registry.availability("broken", "cpu")
+    assert avail.status is kernels.Status.NOT_IMPORTABLE and "cannot import" in avail.reason and not avail.usable
     assert "broken" not in kernels.available("cpu")
     assert kernels.get("auto", platform="cpu").name == "xla_fused"
+
+
+@pytest.mark.parametrize(
+    "shape, dtype, message",
+    [((32, 256, 12), "float32", "expected \\[batch, seq, heads, head_dim\\]"), (SHAPE, "bf16", "not a dtype")],
+)
+def test_bad_shapes_and_dtypes_are_refused_once_at_the_registry(shape, dtype, message):
+    with pytest.raises(ValueError, match=message):
+        kernels.get("native", platform="cpu", shape=shape, dtype=dtype)
+
+
+def test_mismatched_arrays_are_a_clear_error_for_every_kernel():
+    import jax.numpy as jnp
+
+    attend = kernels.get("reference", platform="cpu").attend
+    q = jnp.ones((1, 8, 2, 4))
+    with pytest.raises(ValueError, match="segment_ids be \\[batch, seq\\]"):
+        attend(q, q, q, segment_ids=jnp.ones((1, 9), jnp.int32))
+
+
+def test_the_names_need_no_jax():
+    import subprocess
+    import sys
+
+    code = "import sys, kernels; assert kernels.names()[0] == 'reference'; print('jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_calls_are_named_for_the_profiler():

@@ -6,9 +6,9 @@ import pytest
 
 import kernels
 from model import embed_segments, load_checkpoint
-from pipeline.chunking import Windowing, chunk_documents
-from pipeline.documents import Document
-from pipeline.packing import Packer, PackSpec
+from pipeline.core.records import Document
+from pipeline.encode.packing import Packer, PackSpec
+from pipeline.ingest.chunking import Windowing, chunk_documents
 from tests.corpus import varied_texts
 from tests.reference import cosine, st_encode
 
@@ -23,7 +23,7 @@ def embed(encoder, texts: list[str], attention: str = "auto", rows: int = 16) ->
     """Chunk 0 vector of each text, packed several texts per row exactly as the pipeline does."""
     ckpt, params = encoder
     spec = PackSpec(rows=rows, seq_len=256)
-    docs = [Document(str(i), str(i), "t", i, t) for i, t in enumerate(texts)]
+    docs = [Document(uid=str(i), doc_id=str(i), source="t", row=i, text=t) for i, t in enumerate(texts)]
     packer = Packer(spec)
     batches = []
     for _, segs in chunk_documents(docs, ckpt.tokenizer, ckpt.special, Windowing(256, 32)):

@@ -1,16 +1,28 @@
 import numpy as np
 
-from pipeline.assemble import assemble, doc_embedding, pick_winner
-from pipeline.documents import DocInfo, SegmentVector
+from pipeline.core.records import DocInfo, SegmentVector
+from pipeline.graph.assemble import assemble, doc_embedding, pick_winner
 
 
 def vec(uid, index, n, v, kind="chunk"):
     v = np.asarray(v, np.float32)
-    return SegmentVector(uid, "id", kind, index, index * 10, index * 10 + 9, n, v / np.linalg.norm(v), "native")
+    return SegmentVector(
+        uid=uid,
+        doc_id="id",
+        kind=kind,
+        index=index,
+        start_char=index * 10,
+        end_char=index * 10 + 9,
+        n_tokens=n,
+        vector=v / np.linalg.norm(v),
+        attention="native",
+    )
 
 
 def info(uid="u", source="s", row=0, n_segments=2):
-    return DocInfo(uid, "id", source, row, 100, 30, 2, n_segments)
+    return DocInfo(
+        uid=uid, doc_id="id", source=source, row=row, n_chars=100, n_tokens=30, n_chunks=2, n_segments=n_segments
+    )
 
 
 def test_doc_embedding_is_token_weighted_and_normalised():

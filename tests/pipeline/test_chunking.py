@@ -3,8 +3,8 @@ import pytest
 
 from model.checkpoint import default_checkpoint_dir
 from model.tokenizer import load_tokenizer
-from pipeline.chunking import Windowing, chunk_documents, text_blocks, token_stream, windows
-from pipeline.documents import Document
+from pipeline.core.records import Document
+from pipeline.ingest.chunking import Windowing, chunk_documents, text_blocks, token_stream, windows
 from tests.corpus import build_corpus
 
 
@@ -14,7 +14,7 @@ def tok():
 
 
 def doc(text: str, uid: str = "u") -> Document:
-    return Document(uid, uid, "src", 0, text)
+    return Document(uid=uid, doc_id=uid, source="src", row=0, text=text)
 
 
 def test_short_text_is_one_window_matching_plain_encoding(tok):
@@ -74,7 +74,7 @@ def test_block_tokenisation_equals_whole_text(tok):
 
 
 def token_stream_small(tokenizer, text):
-    import pipeline.chunking as chunking
+    import pipeline.ingest.chunking as chunking
 
     old = chunking.BLOCK_CHARS
     chunking.BLOCK_CHARS = 997  # force many blocks, cut mid-sentence

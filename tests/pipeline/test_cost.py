@@ -5,11 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from pipeline import cli, storage
-from pipeline.inference import EncoderHandler
-from pipeline.memwatch import MemWatch
-from pipeline.pricing import PriceTable, PricingError, Rates
-from pipeline.run import UsageError
+from pipeline import cli
+from pipeline.core.flags import UsageError
+from pipeline.cost.memwatch import MemWatch
+from pipeline.cost.pricing import PriceTable, PricingError, Rates
+from pipeline.encode.handler import EncoderHandler
+from pipeline.io import storage
 from tests.helpers import SAMPLES, run_job, table
 
 TABLE = PriceTable.load()
@@ -34,8 +35,8 @@ def test_costs_follow_the_price_table(sample_run):
     r = res.cost
     rates = Rates(TABLE, "cpu")
     hourly = (
-        rates.vcpus * TABLE.prices["dataflow_batch_vcpu_hour"]["usd"]
-        + rates.memory_gb * TABLE.prices["dataflow_batch_memory_gb_hour"]["usd"]
+        rates.worker.vcpus * TABLE.prices["dataflow_batch_vcpu_hour"]["usd"]
+        + rates.worker.memory_gb * TABLE.prices["dataflow_batch_memory_gb_hour"]["usd"]
     )
     assert r["hardware"]["usd_per_hour"] == pytest.approx(hourly)
     assert r["totals"]["compute_usd"] == pytest.approx(r["billed_seconds"] * hourly / 3600)
@@ -57,6 +58,8 @@ def test_tpu_is_billed_per_chip_hour_only_and_gpu_with_its_host():
     assert l4.usd_per_hour == pytest.approx(TABLE.prices["dataflow_gpu_l4_hour"]["usd"] + host)
     with pytest.raises(PricingError, match="known: cpu, .*tpu-v5e"):
         Rates(TABLE, "abacus")
+    with pytest.raises(PricingError, match="l4 workers come with \\[1, 2, 4, 8\\] GPUs, not 3"):
+        Rates(TABLE, "l4:3")
 
 
 def test_bad_price_table_is_refused_before_the_job(tmp_path):
@@ -108,7 +111,8 @@ class LeakyHandler(EncoderHandler):
 def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.run import make_plan, run
+    from pipeline.launch.job import run
+    from pipeline.launch.plan import make_plan
 
     argv = [
         "--input",
@@ -133,29 +137,35 @@ def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
     assert table(tmp_path / "out", "documents").num_rows == 40
 
 
+def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
+    """`docbeam estimate` as the CLI runs it: flags -> plan -> estimate."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.launch.estimate import estimate
+    from pipeline.launch.plan import make_plan
+
+    options = PipelineOptions(["--input", *globs, *flags])
+    return estimate(make_plan(options, needs_output=False), options, pricing=None, **kw)
+
+
 @pytest.mark.slow
 def test_estimate_counts_documents_and_labels_assumptions(capsys):
-    from pipeline.estimate import estimate
-
-    est = estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="tpu-v5e", pricing=None)
+    est = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="tpu-v5e")
     assert est["input"]["documents_estimated"] == 71
     assert est["sample"]["documents"] == 20 and est["sample"]["tokens_per_document"] > 50
     p = est["projection"]
     assert p["throughput_basis"].startswith("ASSUMED") and "assumed prices" in p["price_basis"]
     assert p["usd"] == pytest.approx(p["hours"] * p["usd_per_hour"])
-    here = estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="cpu", pricing=None)
+    here = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="cpu")
     assert here["projection"]["throughput_basis"].startswith("measured here")
 
 
 @pytest.mark.slow
 def test_estimate_reads_the_sample_with_the_job_field_names(tmp_path):
-    from pipeline.estimate import estimate
     from tests.helpers import write_jsonl
 
     src = write_jsonl(tmp_path / "d.jsonl", [{"key": f"k{i}", "body": f"document number {i} " * 20} for i in range(12)])
-    est = estimate(
-        [str(src)], ["--id-field", "key", "--text-field", "body"], sample_size=5, hardware="cpu", pricing=None
-    )
+    est = _estimate([str(src)], ["--id-field", "key", "--text-field", "body"], sample_size=5, hardware="cpu")
     assert est["sample"]["documents"] == 5 and est["input"]["documents_estimated"] == 12
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from model.checkpoint import default_checkpoint_dir
 from model.tokenizer import load_tokenizer
-from pipeline.chunking import Windowing, chunk_documents
-from pipeline.documents import Document
+from pipeline.core.records import Document
+from pipeline.ingest.chunking import Windowing, chunk_documents
 from tests.corpus import varied_texts
 from tests.helpers import run_job, table, write_jsonl
 from tests.reference import cosine, st_embed_ids, st_encode
@@ -40,7 +40,7 @@ def test_chunk_and_document_embeddings_match_sentence_transformers(tmp_path):
     # Longer texts: every window equals sentence-transformers' modules on that window's
     # tokens, and the document vector is the token-weighted mean of those reference vectors.
     tok, special = load_tokenizer(default_checkpoint_dir())
-    docs_in = [Document(f"t{i}", f"t{i}", "x", i, texts[i]) for i in multi]
+    docs_in = [Document(uid=f"t{i}", doc_id=f"t{i}", source="x", row=i, text=texts[i]) for i in multi]
     for doc, segs in chunk_documents(docs_in, tok, special, Windowing(256, 32)):
         segs = list(segs)
         ref = st_embed_ids([s.ids.tolist() for s in segs])

@@ -5,8 +5,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from pipeline import outputs, storage
-from pipeline.sinks import EXTRACTIONS_SCHEMA, chunks_schema, documents_schema
+from pipeline.core.tables import EXTRACTIONS_SCHEMA, chunks_schema, documents_schema
+from pipeline.io import outputs, storage
 from tests.helpers import SAMPLES, table
 
 pytestmark = pytest.mark.slow
@@ -86,7 +86,7 @@ def test_embeddings_are_unit_vectors(sample_run):
 
 
 def test_rerun_refuses_to_mix_outputs_unless_overwrite(sample_run):
-    from pipeline.run import UsageError
+    from pipeline.core.flags import UsageError
     from tests.helpers import run_job
 
     out, _ = sample_run
@@ -95,7 +95,7 @@ def test_rerun_refuses_to_mix_outputs_unless_overwrite(sample_run):
 
 
 def test_input_that_matches_nothing_fails_before_the_job(tmp_path):
-    from pipeline.run import UsageError
+    from pipeline.core.flags import UsageError
     from tests.helpers import run_job
 
     with pytest.raises(UsageError, match="matches no files: .*nothing-here"):

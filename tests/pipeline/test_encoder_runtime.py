@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from kernels import registry
-from pipeline.documents import Segment
-from pipeline.encoder_runtime import EncoderRuntime, EncoderSettings
-from pipeline.packing import Packer, PackSpec
+from pipeline.core.records import Segment
+from pipeline.encode.packing import Packer, PackSpec
+from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from tests.helpers import REPO, SAMPLES, run_job, table
 
 
@@ -20,7 +20,15 @@ def _batches(spec: PackSpec, n: int = 20) -> list:
     rng = np.random.default_rng(0)
     packer = Packer(spec)
     segs = [
-        Segment(f"d{i}", f"d{i}", "chunk", 0, 0, 1, np.asarray([101, *rng.integers(1000, 9000, int(m)), 102], np.int32))
+        Segment(
+            uid=f"d{i}",
+            doc_id=f"d{i}",
+            kind="chunk",
+            index=0,
+            start_char=0,
+            end_char=1,
+            ids=np.asarray([101, *rng.integers(1000, 9000, int(m)), 102], np.int32),
+        )
         for i, m in enumerate(rng.integers(5, 120, n))
     ]
     return [b for s in segs for b in packer.add(s)] + list(packer.flush())

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import outputs
+from pipeline.io import outputs
 from tests.corpus import build_corpus
 from tests.helpers import REPO, SAMPLES, run_job, table, write_jsonl
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipeline import finalize
+from pipeline.launch import finalize
 from tests.helpers import SAMPLES, run_job
 
 pytestmark = pytest.mark.slow

@@ -1,11 +1,19 @@
 import numpy as np
 
-from pipeline.documents import Segment
-from pipeline.packing import Packer, PackSpec, pack_rows, split_rows, to_batch
+from pipeline.core.records import Segment
+from pipeline.encode.packing import Packer, PackSpec, pack_rows, split_rows, to_batch
 
 
 def seg(n: int, uid: str = "d", index: int = 0) -> Segment:
-    return Segment(uid, uid, "chunk", index, 0, n, np.arange(1, n + 1, dtype=np.int32))
+    return Segment(
+        uid=uid,
+        doc_id=uid,
+        kind="chunk",
+        index=index,
+        start_char=0,
+        end_char=n,
+        ids=np.arange(1, n + 1, dtype=np.int32),
+    )
 
 
 def test_split_rows_is_exact():

@@ -7,8 +7,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.documents import Document, Rejection
-from pipeline.parsers import ParseConfig, parse_file
+from pipeline.core.records import Document, Rejection
+from pipeline.ingest.parse import ParseConfig, parse_file
 
 CFG = ParseConfig(max_doc_bytes=4096, max_decompressed_bytes=1 << 16)
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from model.checkpoint import default_checkpoint_dir, sha256_of
-from pipeline import outputs
-from pipeline.run import UsageError
+from pipeline.core.flags import UsageError
+from pipeline.io import outputs
 from tests.helpers import SAMPLES, run_job
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 from google.api_core import exceptions as api_exceptions
 from safetensors.numpy import save_file
 
-from pipeline import storage
+from pipeline.io import checkpoints, storage
 from tests.support.faulty_proxy import FaultyProxy
 from tests.support.gcs_emulator import GcsEmulator
 
@@ -214,10 +214,10 @@ def _upload_checkpoint(emu: GcsEmulator, local: Path, bucket: str | None = None)
 
 def test_local_checkpoint_is_returned_as_is(fake_checkpoint: Path) -> None:
     sha = _sha(fake_checkpoint / "model.safetensors")
-    assert storage.localize_checkpoint(fake_checkpoint) == fake_checkpoint
-    assert storage.localize_checkpoint(str(fake_checkpoint), expected_sha256=sha.upper()) == (fake_checkpoint)
-    with pytest.raises(storage.ChecksumMismatchError, match=sha):
-        storage.localize_checkpoint(fake_checkpoint, expected_sha256="0" * 64)
+    assert checkpoints.localize_checkpoint(fake_checkpoint) == fake_checkpoint
+    assert checkpoints.localize_checkpoint(str(fake_checkpoint), expected_sha256=sha.upper()) == (fake_checkpoint)
+    with pytest.raises(checkpoints.ChecksumMismatchError, match=sha):
+        checkpoints.localize_checkpoint(fake_checkpoint, expected_sha256="0" * 64)
 
 
 def test_checkpoint_downloads_once_per_machine(
@@ -229,8 +229,8 @@ def test_checkpoint_downloads_once_per_machine(
     # others start, so the lock is really contended.
     faulty_gcs.configure(rate=1.0, kinds=("slow",), slow_s=1.0, only=r"model\.safetensors.*alt=media")
     code = (
-        "import sys; from pathlib import Path; from pipeline import storage; "
-        "print(storage.localize_checkpoint(sys.argv[1], cache_dir=Path(sys.argv[2])))"
+        "import sys; from pathlib import Path; from pipeline.io import checkpoints; "
+        "print(checkpoints.localize_checkpoint(sys.argv[1], cache_dir=Path(sys.argv[2])))"
     )
     procs = [
         subprocess.Popen(
@@ -256,10 +256,10 @@ def test_checkpoint_downloads_once_per_machine(
         assert (entry / name).read_bytes() == (fake_checkpoint / name).read_bytes()
     assert not (entry / "pytorch_model.bin").exists()
     sha = _sha(fake_checkpoint / "model.safetensors")
-    assert (entry / storage.SHA256_SIDECAR).read_text().split()[0] == sha
+    assert (entry / checkpoints.SHA256_SIDECAR).read_text().split()[0] == sha
 
     # This process too: a cache hit (one listing, no download), verified by sha256.
-    assert storage.localize_checkpoint(url, cache_dir=cache, expected_sha256=sha) == entry
+    assert checkpoints.localize_checkpoint(url, cache_dir=cache, expected_sha256=sha) == entry
     assert len(faulty_gcs.requests(DOWNLOADS)) == 5
 
 
@@ -267,7 +267,7 @@ def test_corrupt_cache_is_downloaded_again(
     gcs_emulator: GcsEmulator, faulty_gcs: FaultyProxy, fake_checkpoint: Path, tmp_path: Path
 ) -> None:
     url = _upload_checkpoint(gcs_emulator, fake_checkpoint)
-    entry = storage.localize_checkpoint(url, cache_dir=tmp_path)
+    entry = checkpoints.localize_checkpoint(url, cache_dir=tmp_path)
     weights = entry / "model.safetensors"
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0xFF  # same size, different content: only the sha256 can tell
@@ -275,7 +275,7 @@ def test_corrupt_cache_is_downloaded_again(
     stale_tmp = tmp_path / f".{entry.name}.tmp-crashed"  # as a killed download leaves it
     stale_tmp.mkdir()
 
-    assert storage.localize_checkpoint(url, cache_dir=tmp_path) == entry
+    assert checkpoints.localize_checkpoint(url, cache_dir=tmp_path) == entry
     assert weights.read_bytes() == (fake_checkpoint / "model.safetensors").read_bytes()
     assert len(faulty_gcs.requests(r"model\.safetensors.*" + DOWNLOADS)) == 2
     assert not stale_tmp.exists()
@@ -283,10 +283,10 @@ def test_corrupt_cache_is_downloaded_again(
 
 def test_new_upload_gets_a_new_cache_entry(gcs_emulator: GcsEmulator, fake_checkpoint: Path, tmp_path: Path) -> None:
     url = _upload_checkpoint(gcs_emulator, fake_checkpoint)
-    first = storage.localize_checkpoint(url, cache_dir=tmp_path)
+    first = checkpoints.localize_checkpoint(url, cache_dir=tmp_path)
     save_file({"w": np.ones((4, 4), np.float32)}, tmp_path / "new.safetensors")
     gcs_emulator.upload_file(tmp_path / "new.safetensors", f"{url}/model.safetensors")
-    second = storage.localize_checkpoint(url, cache_dir=tmp_path)
+    second = checkpoints.localize_checkpoint(url, cache_dir=tmp_path)
     assert second != first
     assert _sha(second / "model.safetensors") == _sha(tmp_path / "new.safetensors")
 
@@ -297,13 +297,13 @@ def test_checksum_mismatch_refuses_and_keeps_nothing(
     url = _upload_checkpoint(gcs_emulator, fake_checkpoint)
     actual = _sha(fake_checkpoint / "model.safetensors")
     wrong = hashlib.sha256(b"another model").hexdigest()
-    with pytest.raises(storage.ChecksumMismatchError) as err:
-        storage.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=wrong)
+    with pytest.raises(checkpoints.ChecksumMismatchError) as err:
+        checkpoints.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=wrong)
     message = str(err.value)
     assert actual in message and wrong in message and url in message
     assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
     # With the right hash the same call succeeds.
-    entry = storage.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=actual)
+    entry = checkpoints.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=actual)
     assert _sha(entry / "model.safetensors") == actual
 
 
@@ -316,13 +316,13 @@ def test_pickle_only_checkpoints_are_refused(
         (pickled / name).write_bytes((fake_checkpoint / name).read_bytes())
     url = _upload_checkpoint(gcs_emulator, pickled)
     for source in (url, pickled):
-        with pytest.raises(storage.CheckpointError, match="pytorch_model.bin.*never unpickles"):
-            storage.localize_checkpoint(source, cache_dir=tmp_path / "cache")
+        with pytest.raises(checkpoints.CheckpointError, match="pytorch_model.bin.*never unpickles"):
+            checkpoints.localize_checkpoint(source, cache_dir=tmp_path / "cache")
     assert not faulty_gcs.requests(DOWNLOADS)
 
     (pickled / "pytorch_model.bin").unlink()
-    with pytest.raises(storage.CheckpointError, match="lacks model.safetensors"):
-        storage.localize_checkpoint(pickled)
+    with pytest.raises(checkpoints.CheckpointError, match="lacks model.safetensors"):
+        checkpoints.localize_checkpoint(pickled)
 
 
 def test_real_default_model_checkpoint(gcs_emulator: GcsEmulator, tmp_path: Path) -> None:
@@ -331,10 +331,10 @@ def test_real_default_model_checkpoint(gcs_emulator: GcsEmulator, tmp_path: Path
     local = Path(model.get_model_path())
     url = _upload_checkpoint(gcs_emulator, local)
     sha = _sha(local / "model.safetensors")
-    entry = storage.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=sha)
-    wanted = storage.REQUIRED_CHECKPOINT_FILES + storage.OPTIONAL_CHECKPOINT_FILES
+    entry = checkpoints.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=sha)
+    wanted = checkpoints.REQUIRED_CHECKPOINT_FILES + checkpoints.OPTIONAL_CHECKPOINT_FILES
     assert sorted(p.relative_to(entry).as_posix() for p in entry.rglob("*") if p.is_file()) == sorted(
-        [*(n for n in wanted if (local / n).exists()), storage.SHA256_SIDECAR, ".docbeam-checkpoint.json"]
+        [*(n for n in wanted if (local / n).exists()), checkpoints.SHA256_SIDECAR, ".docbeam-checkpoint.json"]
     )
     assert _sha(entry / "model.safetensors") == sha
 
@@ -348,7 +348,7 @@ def test_checkpoint_download_survives_faults(
     storage.add_retry_hook(seen.append)
     sha = _sha(fake_checkpoint / "model.safetensors")
     try:
-        entry = storage.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=sha)
+        entry = checkpoints.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=sha)
     finally:
         storage.remove_retry_hook(seen.append)
     assert len(seen) == _operation_faults(faulty_gcs) > 0

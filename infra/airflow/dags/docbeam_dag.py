@@ -46,7 +46,9 @@ REPO = Path(__file__).resolve().parents[3]
 JOB_PARAMS = {
     "attention": Param("auto", type="string", description="attention kernel (see `docbeam kernels`)"),
     "extract": Param("", type="string", description="comma-separated extractors, or empty"),
-    "max_seq_len": Param(256, type="integer", minimum=8, description="tokens per window"),
+    "max_seq_len": Param(
+        None, type=["null", "integer"], minimum=8, description="tokens per window; default: the checkpoint's own"
+    ),
     # Daily reruns of a date must replace that date's outputs, not refuse to start.
     "overwrite": Param(True, type="boolean", description="replace outputs of an earlier run"),
 }
@@ -109,12 +111,9 @@ def submit_argv(params: dict) -> list[str]:
 
 def job_options(params: dict, input_glob: str, output: str) -> dict:
     """The job's own flags (DocbeamOptions dest names), as Beam options."""
-    opts: dict = {
-        "input": input_glob,
-        "output": output,
-        "attention": params["attention"],
-        "max_seq_len": params["max_seq_len"],
-    }
+    opts: dict = {"input": input_glob, "output": output, "attention": params["attention"]}
+    if params.get("max_seq_len") is not None:  # unset: the window the checkpoint was trained on
+        opts["max_seq_len"] = params["max_seq_len"]
     if params.get("extract"):
         opts["extract"] = params["extract"]
     if params.get("overwrite"):
@@ -150,7 +149,7 @@ with DAG(
 
     @task(multiple_outputs=True)
     def resolve(params: dict | None = None, ds: str | None = None) -> dict:
-        from pipeline import submit
+        from pipeline.launch import submit
 
         ns = submit.parse_submit_args(submit_argv(params))
         bucket = params["bucket"]
@@ -190,7 +189,7 @@ with DAG(
 
     @task
     def finalize(output: str, ti=None) -> dict:
-        from pipeline.finalize import finalize_dataflow
+        from pipeline.launch.finalize import finalize_dataflow
 
         job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
         result = finalize_dataflow(output, job_id)

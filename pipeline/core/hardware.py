@@ -1,0 +1,117 @@
+"""The hardware catalogue (pipeline/data/hardware.yaml): accelerator -> Dataflow worker type,
+machine per chip count, host vCPU and memory, peak FLOP/s per dtype, price id.
+
+Read by `docbeam submit` (what to launch), the cost report (what that costs), `docbeam
+estimate` (how fast it might be) and the Airflow DAG, so a run is billed as the machine that
+was actually launched. No Beam, no JAX.
+"""
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+CATALOGUE = Path(__file__).resolve().parent.parent / "data" / "hardware.yaml"
+
+
+class HardwareError(ValueError):
+    """A hardware name or chip count the catalogue does not have."""
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One machine that carries `chips` accelerators (or none: the CPU worker)."""
+
+    machine_type: str
+    chips: int
+    vcpus: int
+    memory_gb: float
+    topology: str | None = None
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    name: str
+    kind: str  # "tpu" | "gpu"
+    dataflow_type: str | None  # None: not offered as a Dataflow worker
+    price_id: str
+    peak_tflops: dict[str, float]
+    workers: dict[int, Worker]  # chips per worker -> machine
+    source: str
+
+    @property
+    def billed_per_chip_only(self) -> bool:
+        """Dataflow bills TPU workers per chip-hour only; GPU workers also pay for their host."""
+        return self.kind == "tpu"
+
+    def worker(self, chips: int) -> Worker:
+        if chips not in self.workers:
+            unit = "GPUs" if self.kind == "gpu" else "chips"
+            raise HardwareError(f"{self.name} workers come with {sorted(self.workers)} {unit}, not {chips}")
+        return self.workers[chips]
+
+    def by_topology(self, topology: str) -> Worker:
+        for w in self.workers.values():
+            if w.topology == topology:
+                return w
+        known = [w.topology for w in self.workers.values()]
+        raise HardwareError(f"unknown {self.name} topology {topology!r}; choose one of {', '.join(known)}")
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    accelerators: dict[str, Accelerator]
+    assumed_mfu: float
+    measured: dict[str, float]  # accelerator -> encoder tokens/s per chip measured with docbeam
+
+    def get(self, name: str) -> Accelerator:
+        if name not in self.accelerators:
+            raise HardwareError(f"unknown hardware {name!r}; known: cpu, {', '.join(self.accelerators)}")
+        return self.accelerators[name]
+
+    def on_dataflow(self) -> list[str]:
+        return sorted(n for n, a in self.accelerators.items() if a.dataflow_type)
+
+
+@functools.cache
+def catalogue(path: Path = CATALOGUE) -> Catalogue:
+    raw = yaml.safe_load(Path(path).read_text())
+    accs = {}
+    for name, a in raw["accelerators"].items():
+        workers = {
+            int(chips): Worker(w["machine_type"], int(chips), w["vcpus"], w["memory_gb"], w.get("topology"))
+            for chips, w in a["workers"].items()
+        }
+        accs[name] = Accelerator(
+            name, a["kind"], a.get("dataflow_type"), a["price_id"], dict(a["peak_tflops"]), workers, a["source"]
+        )
+    return Catalogue(accs, float(raw["assumed_mfu"]), dict(raw.get("measured") or {}))
+
+
+def parse_spec(spec: str) -> tuple[str, int]:
+    """'tpu-v5e' -> ('tpu-v5e', 1); 'l4:2' -> ('l4', 2): chips per worker."""
+    name, _, count = spec.partition(":")
+    try:
+        n = int(count) if count else 1
+    except ValueError:
+        raise HardwareError(f"--hardware {spec!r}: the count after ':' must be an integer") from None
+    if n < 1:
+        raise HardwareError(f"--hardware {spec!r}: the count after ':' must be at least 1")
+    return name, n
+
+
+def this_machine() -> Worker:
+    """The machine this process runs on, as a worker of no accelerator."""
+    memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return Worker("this machine", 0, os.cpu_count() or 1, memory_gb)
+
+
+def worker_for(spec: str) -> tuple[Accelerator | None, Worker]:
+    """The accelerator (None for cpu) and the machine a `--hardware` spec stands for."""
+    name, chips = parse_spec(spec)
+    if name == "cpu":
+        return None, this_machine()
+    acc = catalogue().get(name)
+    return acc, acc.worker(chips)

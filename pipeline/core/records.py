@@ -1,0 +1,97 @@
+"""The records that flow through a docbeam job. Plain dataclasses: cheap to pickle.
+
+Built with keywords only: several fields are integers of similar meaning (row, index,
+start_char, end_char, n_tokens), and a swapped pair would fail silently.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Document:
+    uid: str  # unique per input record: "source#row"; doc_id may repeat across records
+    doc_id: str
+    source: str
+    row: int
+    text: str
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rejection:
+    """One rejected input record (or whole file), bound for errors/."""
+
+    source: str
+    doc_id: str | None
+    stage: str
+    error: str  # short machine-readable kind, e.g. "invalid_json"
+    message: str  # what a person needs to fix it
+    row: int | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.source,
+            "doc_id": self.doc_id,
+            "stage": self.stage,
+            "error": self.error,
+            "message": self.message,
+            "row": self.row,
+        }
+
+
+def reject(
+    stage: str, error: str, source: str, problem: str, *, row: int | None = None, doc_id: str | None = None
+) -> Rejection:
+    """A Rejection whose message names the file (and row) first: "<source> row <n>: <problem>"."""
+    where = source if row is None else f"{source} row {row}"
+    return Rejection(source=source, doc_id=doc_id, stage=stage, error=error, message=f"{where}: {problem}", row=row)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DocInfo:
+    """What the assembly step needs to know about a document besides its vectors."""
+
+    uid: str
+    doc_id: str
+    source: str
+    row: int
+    n_chars: int
+    n_tokens: int
+    n_chunks: int
+    n_segments: int  # chunks + extraction segments: assembly expects exactly this many vectors
+    metadata: dict = field(default_factory=dict)
+    extractions: tuple = ()  # rows from text-only extractors (entities), written only if the doc is kept
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Segment:
+    """One window of tokens to embed: a chunk of a document, or an extraction candidate."""
+
+    uid: str
+    doc_id: str
+    kind: str  # "chunk" | extraction kinds ("phrase", "sentence", ...)
+    index: int
+    start_char: int
+    end_char: int
+    ids: np.ndarray  # int32, [CLS] ... [SEP]
+    text: str | None = None  # kept for extraction candidates only
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SegmentVector:
+    uid: str
+    doc_id: str
+    kind: str
+    index: int
+    start_char: int
+    end_char: int
+    n_tokens: int
+    vector: np.ndarray  # float32 [hidden], L2-normalised
+    attention: str  # the kernel that computed it (recorded per document)
+    text: str | None = None

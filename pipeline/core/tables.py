@@ -1,0 +1,71 @@
+"""The output contract's tables: their names, where their files go, and their schemas.
+
+Every path under `--output` is built here. Contract change (deliberate, additive):
+documents/ carries a `metadata` string column, the JSON of the input record's other fields.
+"""
+
+import pyarrow as pa
+
+DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS = "documents", "chunks", "extractions", "errors"
+DATA_TABLES = (DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS)  # what a wave writes
+COST, PROGRESS = "_cost", "_progress"
+MANIFEST, JOB_RECORD = "_manifest.json", "_job.json"  # _job.json: what the launcher submitted last
+RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS)  # everything a run owns under --output
+RUN_FILES = (MANIFEST, JOB_RECORD)
+SUFFIX = {DOCUMENTS: ".parquet", CHUNKS: ".parquet", EXTRACTIONS: ".parquet", ERRORS: ".jsonl"}
+
+
+def join(output: str, *parts: str) -> str:
+    """A path under a local folder or gs:// prefix (always '/': gs:// and POSIX agree)."""
+    return "/".join([output.rstrip("/"), *parts])
+
+
+def folder(output: str, table: str) -> str:
+    """The folder of a table, with its trailing '/' (a listing prefix)."""
+    return join(output, table) + "/"
+
+
+def file_prefix(output: str, table: str, name: str) -> str:
+    """What a sink writes: <output>/<table>/<name>-NNNNN-of-NNNNN<suffix>."""
+    return join(output, table, name)
+
+
+def documents_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            ("doc_id", pa.string()),
+            ("source", pa.string()),
+            ("n_chars", pa.int64()),
+            ("n_tokens", pa.int64()),
+            ("n_chunks", pa.int32()),
+            ("embedding", pa.list_(pa.float32(), dim)),
+            ("model", pa.string()),
+            ("attention", pa.string()),
+            ("metadata", pa.string()),
+        ]
+    )
+
+
+def chunks_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            ("doc_id", pa.string()),
+            ("chunk_index", pa.int32()),
+            ("start_char", pa.int64()),
+            ("end_char", pa.int64()),
+            ("n_tokens", pa.int32()),
+            ("embedding", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+EXTRACTIONS_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("kind", pa.string()),
+        ("value", pa.string()),
+        ("score", pa.float32()),
+        ("start_char", pa.int64()),
+        ("end_char", pa.int64()),
+    ]
+)

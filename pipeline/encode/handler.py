@@ -1,0 +1,125 @@
+"""RunInference ModelHandler around the JAX encoder (Beam's contract for inference)."""
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from apache_beam.metrics import Metrics
+from apache_beam.ml.inference.base import ModelHandler
+
+from pipeline.core.records import SegmentVector
+from pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
+from pipeline.cost.metering import StageMeter
+from pipeline.encode.packing import PackedBatch
+from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from pipeline.io import storage
+
+log = logging.getLogger("docbeam.encoder")
+
+
+class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRuntime]):
+    """Input: packed batches (already fixed-shape). Output: one SegmentVector per segment.
+
+    Packing happens upstream, so RunInference must not batch again: one packed batch per call.
+    """
+
+    def __init__(self, settings: EncoderSettings):
+        super().__init__()
+        self.settings = settings
+        self._meter: StageMeter | None = None
+        self._watches: dict[str, MemWatch] | None = None
+        self._last = None
+
+    def load_model(self) -> EncoderRuntime:
+        _count_storage_retries()
+        return EncoderRuntime(self.settings)
+
+    def run_inference(
+        self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
+    ) -> Iterable[list[SegmentVector]]:
+        meter = self._meter = self._meter or StageMeter("encode")
+        with meter.timed():
+            outputs, kernels_used, stats = model.encode(list(batch))
+            results = [_unpack(b, out, k) for b, out, k in zip(batch, outputs, kernels_used)]
+        real = sum(b.real_tokens for b in batch)
+        fed = sum(b.tokens.size for b in batch)
+        meter.add(
+            elements_in=sum(len(b.slots) for b in batch),
+            elements_out=sum(len(r) for r in results),
+            bytes_in=sum(b.tokens.nbytes * 3 for b in batch),
+            bytes_out=sum(o.nbytes for o in outputs),
+            device_us=stats.device_seconds * 1e6,
+            compile_us=stats.compile_seconds * 1e6,
+            compilations=stats.compilations,
+            fallbacks=stats.fallbacks,
+            tokens=real,
+            pad_tokens=fed - real,
+        )
+        self._watch_memory(meter)
+        self._progress(model, real)
+        return results
+
+    def _watch_memory(self, meter: StageMeter) -> None:
+        if self._watches is None:
+            limit = self.settings.leak_threshold_mb << 20
+            self._watches = {"rss": MemWatch("encoder host", limit), "device": MemWatch("encoder device", limit)}
+        for kind, value in (("rss", rss_bytes()), ("device", device_bytes_in_use())):
+            if value is None:
+                continue
+            watch = self._watches[kind]
+            if watch.sample(value):
+                meter.add(leak_warnings=1)
+            meter.gauge(f"{kind}_bytes", value)
+            meter.gauge(f"{kind}_growth_bytes", watch.growth)
+
+    def _progress(self, model: EncoderRuntime, tokens: int) -> None:
+        now = time.perf_counter()
+        if self._last is None:
+            self._last = [now, 0, now]
+        self._last[1] += tokens
+        if now - self._last[2] >= 10:  # a line every 10 s on long runs
+            rate = self._last[1] / max(now - self._last[0], 1e-9)
+            log.info("encoded %d tokens in %d batches (%.0f tokens/s)", self._last[1], model.stats.batches, rate)
+            self._last[2] = now
+
+    def get_num_bytes(self, batch: Sequence[PackedBatch]) -> int:
+        return sum(b.tokens.nbytes for b in batch)
+
+    def get_metrics_namespace(self) -> str:
+        return "docbeam.encode"
+
+    def batch_elements_kwargs(self) -> dict:
+        return {"min_batch_size": 1, "max_batch_size": 1}
+
+
+_RETRY_COUNTER = Metrics.counter("docbeam.encode", "retries")
+
+
+def _count_retry(operation: str) -> None:
+    _RETRY_COUNTER.inc()
+
+
+def _count_storage_retries() -> None:
+    """Count storage retries (checkpoint downloads from gs://) as a Beam metric, once per process."""
+    storage.remove_retry_hook(_count_retry)  # a no-op when absent: keeps it registered once
+    storage.add_retry_hook(_count_retry)
+
+
+def _unpack(batch: PackedBatch, vectors: np.ndarray, attention: str) -> list[SegmentVector]:
+    return [
+        SegmentVector(
+            uid=s.uid,
+            doc_id=s.doc_id,
+            kind=s.kind,
+            index=s.index,
+            start_char=s.start_char,
+            end_char=s.end_char,
+            n_tokens=s.n_tokens,
+            vector=vectors[row, sid - 1].copy(),
+            attention=attention,
+            text=s.text,
+        )
+        for row, sid, s in batch.slots
+    ]

@@ -1,0 +1,177 @@
+"""The encoder on this worker's devices: weights placed once, one executable per batch shape.
+
+No Beam here; `inference.EncoderHandler` wraps this for RunInference. Batches are split
+across every local device (data parallel over a 1-D mesh), so a v5e-4 or an 8-GPU host
+uses all its chips.
+"""
+
+import atexit
+import dataclasses
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+import kernels
+from model import embed_segments, load_checkpoint
+from pipeline.encode.packing import PackedBatch, PackSpec
+from pipeline.io.checkpoints import checkpoint_dir
+
+log = logging.getLogger("docbeam.encoder")
+
+DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    model: str | None  # checkpoint directory or gs:// prefix; None = the default model
+    model_sha256: str | None
+    attention: str
+    dtype: str
+    pack: PackSpec
+    profile_dir: str | None = None  # capture a profiler trace of PROFILE_BATCHES batches here
+    leak_threshold_mb: int = 256  # memory growth after warm-up that counts as a leak
+
+
+PROFILE_BATCHES = 3
+
+
+@dataclass
+class EncodeStats:
+    device_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    compilations: int = 0
+    batches: int = 0
+    fallbacks: int = 0  # batches recomputed with an exact kernel
+
+    def add(self, other: "EncodeStats") -> None:
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+class EncoderRuntime:
+    def __init__(self, settings: EncoderSettings):
+        # gs:// checkpoints are downloaded once per worker machine and sha256-checked.
+        self.checkpoint, params = load_checkpoint(checkpoint_dir(settings.model, settings.model_sha256))
+        cfg = self.checkpoint.config
+        if settings.pack.seq_len > cfg.max_positions:
+            raise ValueError(f"--max-seq-len {settings.pack.seq_len} exceeds the model's {cfg.max_positions} positions")
+        self.settings = settings
+        self.dtype = DTYPES[settings.dtype]
+        self.platform = kernels.platform_of_backend()
+        self.devices = jax.local_devices()
+        self.mesh = Mesh(np.array(self.devices), ("data",))
+        shape = (settings.pack.rows, settings.pack.seq_len, cfg.heads, cfg.head_dim)
+        self.choice = kernels.get(
+            settings.attention, platform=self.platform, shape=shape, dtype=settings.dtype, mesh=self.mesh
+        )
+        replicated = NamedSharding(self.mesh, PartitionSpec())
+        params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
+        self.params = jax.device_put(params, replicated)
+        self._fn = self._jit(self.choice.attend)
+        self._exact_fn = None  # built on first need: see _redo_exactly
+        self._executables: dict[tuple[int, int], object] = {}
+        self._lock = threading.Lock()
+        self.stats = EncodeStats()  # the runtime's totals, over every thread
+        log.info("encoder on %d %s device(s), attention %s", len(self.devices), self.platform, self.choice.reason)
+
+    def _jit(self, attend):
+        cfg, slots = self.checkpoint.config, self.settings.pack.max_segments
+        return jax.jit(
+            lambda p, tokens, seg, pos: embed_segments(p, cfg, tokens, seg, pos, attend=attend, max_segments=slots)
+        )
+
+    def _redo_exactly(self, batch: PackedBatch) -> np.ndarray:
+        """A kernel flagged a result it cannot vouch for (NaN): recompute the batch with `native`."""
+        if self._exact_fn is None:
+            self._exact_fn = self._jit(kernels.get("native", platform=self.platform, mesh=self.mesh).attend)
+        log.warning(
+            "attention %s returned NaN for a batch (softmax underflow); recomputed with native", self.choice.name
+        )
+        out = self._exact_fn(self.params, *self._device_args(batch))
+        return np.asarray(out, dtype=np.float32)[: batch.shape[0]]
+
+    def _param_dtype(self, a: np.ndarray):
+        # Layer-norm parameters (1-D) stay float32; matrices follow the compute dtype.
+        return jnp.float32 if a.ndim == 1 else self.dtype
+
+    def _rows_on_devices(self, rows: int) -> int:
+        """Rows rounded up to a multiple of the device count: each device gets whole rows,
+        and every kernel runs per device on its own (kernels.get(..., mesh=...))."""
+        n = len(self.devices)
+        return -(-rows // n) * n
+
+    def _device_args(self, batch: PackedBatch) -> list[jax.Array]:
+        # A batch whose rows do not divide over the devices gets empty rows (segment id 0):
+        # their vectors are zeros and are dropped; nothing is replicated or gathered.
+        extra = self._rows_on_devices(batch.shape[0]) - batch.shape[0]
+        sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
+        arrays = (batch.tokens, batch.segment_ids, batch.positions)
+        return [jax.device_put(np.pad(x, ((0, extra), (0, 0))) if extra else x, sharding) for x in arrays]
+
+    def _executable(self, rows: int, seq: int, stats: "EncodeStats"):
+        key = (rows := self._rows_on_devices(rows), seq)
+        with self._lock:  # RunInference shares one runtime between threads: compile each shape once
+            if key not in self._executables:
+                t0 = time.perf_counter()
+                sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
+                spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
+                self._executables[key] = self._fn.lower(self.params, spec, spec, spec).compile()
+                stats.compile_seconds += time.perf_counter() - t0
+                stats.compilations += 1
+                log.info("compiled encoder for [%d, %d] in %.1fs", rows, seq, time.perf_counter() - t0)
+            return self._executables[key]
+
+    def dispatch(self, batch: PackedBatch, stats: "EncodeStats") -> jax.Array:
+        """Start the encoder on a batch; returns without waiting (JAX dispatch is async)."""
+        exe = self._executable(*batch.shape, stats)
+        return exe(self.params, *self._device_args(batch))
+
+    def encode(self, batches: list[PackedBatch]) -> tuple[list[np.ndarray], list[str], "EncodeStats"]:
+        """Per batch: [rows, max_segments, hidden] float32 and the kernel that computed it;
+        plus this call's own stats (threads share the runtime, so totals are not per call).
+        All batches are dispatched before any is awaited."""
+        stats = EncodeStats(batches=len(batches))
+        for b in batches:  # compile outside the device-time window
+            self._executable(*b.shape, stats)
+        self._profile_start()
+        t0 = time.perf_counter()
+        pending = [self.dispatch(b, stats) for b in batches]
+        out = [np.asarray(jax.block_until_ready(p), dtype=np.float32)[: b.shape[0]] for p, b in zip(pending, batches)]
+        stats.device_seconds += time.perf_counter() - t0
+        kernel = [self.choice.name] * len(out)
+        for i, b in enumerate(batches):
+            if not np.isfinite(out[i]).all():
+                out[i], kernel[i] = self._redo_exactly(b), "native"
+                stats.fallbacks += 1
+        with self._lock:
+            self.stats.add(stats)
+        self._profile_stop()
+        return out, kernel, stats
+
+    def _profile_start(self) -> None:
+        if self.settings.profile_dir and self.stats.batches == 0 and not _ACTIVE_TRACES:
+            jax.profiler.start_trace(self.settings.profile_dir)
+            _ACTIVE_TRACES.append(self)
+            log.info("profiling %d encoder batches into %s", PROFILE_BATCHES, self.settings.profile_dir)
+
+    def _profile_stop(self) -> None:
+        if self in _ACTIVE_TRACES and self.stats.batches >= PROFILE_BATCHES:
+            finish_profiles()
+
+
+_ACTIVE_TRACES: list[EncoderRuntime] = []
+
+
+@atexit.register
+def finish_profiles() -> None:
+    """Write out a trace still open: a run shorter than the profiling window ends here
+    (the launcher calls it after an in-process job; worker processes at exit)."""
+    if _ACTIVE_TRACES:
+        _ACTIVE_TRACES.clear()
+        jax.profiler.stop_trace()

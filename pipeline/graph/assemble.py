@@ -1,0 +1,79 @@
+"""Per-document results from segment vectors, and the duplicate doc_id rule. Pure.
+
+Duplicate rule: doc_id must be unique in a run's output. When several input records carry
+the same doc_id, the one from the smallest (source path, row) is kept; the others go to
+errors/ as `duplicate_doc_id`, naming the record that was kept. The rule depends only on
+the inputs, never on processing order, so reruns agree.
+"""
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.core.records import DocInfo, Rejection, SegmentVector, reject
+
+STAGE = "assemble"
+
+
+@dataclass(frozen=True)
+class AssembledDoc:
+    document: dict
+    chunks: list[dict]
+    others: list[SegmentVector]  # non-chunk segments, for the extractors
+
+
+def doc_embedding(chunks: list[SegmentVector]) -> np.ndarray:
+    """L2-normalised token-weighted mean of the chunk vectors."""
+    weights = np.asarray([c.n_tokens for c in chunks], np.float64)
+    mean = (np.stack([c.vector for c in chunks]).astype(np.float64) * weights[:, None]).sum(0) / weights.sum()
+    return (mean / max(np.linalg.norm(mean), 1e-12)).astype(np.float32)
+
+
+def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> AssembledDoc | Rejection:
+    if len(vectors) != info.n_segments:
+        problem = f"expected {info.n_segments} segment vectors, got {len(vectors)}"
+        return reject(STAGE, "incomplete", info.source, problem, row=info.row, doc_id=info.doc_id)
+    chunks = sorted((v for v in vectors if v.kind == "chunk"), key=lambda v: v.index)
+    others = [v for v in vectors if v.kind != "chunk"]
+    document = {
+        "doc_id": info.doc_id,
+        "source": info.source,
+        "n_chars": info.n_chars,
+        "n_tokens": info.n_tokens,
+        "n_chunks": len(chunks),
+        "embedding": doc_embedding(chunks),
+        "model": model,
+        "attention": "|".join(sorted({c.attention for c in chunks})),
+        "metadata": json.dumps(info.metadata, sort_keys=True, default=str) if info.metadata else None,
+    }
+    chunk_rows = [
+        {
+            "doc_id": info.doc_id,
+            "chunk_index": c.index,
+            "start_char": c.start_char,
+            "end_char": c.end_char,
+            "n_tokens": c.n_tokens,
+            "embedding": c.vector,
+        }
+        for c in chunks
+    ]
+    return AssembledDoc(document, chunk_rows, others)
+
+
+def pick_winner(infos: Iterable[DocInfo]) -> tuple[DocInfo, list[Rejection]]:
+    """Apply the duplicate rule to all records sharing one doc_id."""
+    ordered = sorted(infos, key=lambda i: (i.source, i.row))
+    kept, dupes = ordered[0], ordered[1:]
+    return kept, [
+        reject(
+            STAGE,
+            "duplicate_doc_id",
+            d.source,
+            f"doc_id {d.doc_id!r} already used by {kept.source} row {kept.row} (kept)",
+            row=d.row,
+            doc_id=d.doc_id,
+        )
+        for d in dupes
+    ]

@@ -1,0 +1,101 @@
+"""The Beam graph of one docbeam job.
+
+    globs -> match -> parse -> tokenize+chunk (+ extraction candidates) -> pack -> encode
+          -> group by doc_id -> assemble (+ extractions) -> Parquet / JSONL sinks
+
+The stages are in dofns.py; this file only wires them. Nothing is dropped silently: every
+rejection joins errors/.
+"""
+
+import apache_beam as beam
+
+from model.tokenizer import load_tokenizer
+from pipeline.core import tables
+from pipeline.core.records import Segment
+from pipeline.core.tables import ERRORS
+from pipeline.encode.handler import EncoderHandler
+from pipeline.extractors import SHARED_UID
+from pipeline.graph import sinks
+from pipeline.graph.dofns import Assemble, ChunkDocuments, KnownFile, MatchGlob, PackSegments, ParseFile, text_kib
+from pipeline.graph.plan import JobPlan
+from pipeline.io.checkpoints import checkpoint_dir
+
+
+def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None) -> dict[str, beam.PCollection]:
+    """Wire the job into `p`; returns the output PCollections by table name.
+    `handler` replaces the encoder's ModelHandler (tests use it to inject faults)."""
+    handler = handler or EncoderHandler(plan.encoder)
+    if plan.files is None:
+        files = p | "Globs" >> beam.Create(plan.globs) | "Match" >> beam.ParDo(MatchGlob())
+    else:
+        files = p | "Files" >> beam.Create(plan.files) | "Listed" >> beam.ParDo(KnownFile())
+    files = files | "SpreadFiles" >> beam.Reshuffle()
+    parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse)).with_outputs(ERRORS, main="docs")
+    chunked = (
+        parsed.docs
+        # Batches for the tokenizer, sized by text (KiB), not count: 256 documents of 64 MiB
+        # each would otherwise sit in memory together.
+        | "BatchDocs" >> beam.BatchElements(min_batch_size=16, max_batch_size=4096, element_size_fn=text_kib)
+        | "Chunk" >> beam.ParDo(ChunkDocuments(plan)).with_outputs(ERRORS, ChunkDocuments.INFO, main="segments")
+    )
+    segments = chunked.segments
+    shared = _shared_segments(plan)
+    if shared:
+        segments = (segments, p | "SharedSegments" >> beam.Create(shared)) | "AllSegments" >> beam.Flatten()
+    vectors = (
+        segments
+        | "Pack" >> beam.ParDo(PackSegments(plan.pack))
+        | "Encode" >> beam.ml.inference.RunInference(handler)
+        | "Unbatch" >> beam.FlatMap(lambda vs: vs)
+    )
+    shared_vectors = vectors | "SharedVectors" >> beam.Filter(lambda v: v.uid == SHARED_UID)
+    by_doc = {
+        "info": chunked[ChunkDocuments.INFO] | "InfoByDoc" >> beam.Map(lambda i: (i.doc_id, i)),
+        "vec": vectors
+        | "DocVectors" >> beam.Filter(lambda v: v.uid != SHARED_UID)
+        | "VecByDoc" >> beam.Map(lambda v: (v.doc_id, v)),
+        "committed": _committed_ids(p, plan),
+    }
+    assembled = (
+        by_doc
+        | "GroupByDoc" >> beam.CoGroupByKey()
+        | "Assemble"
+        >> beam.ParDo(Assemble(plan), beam.pvalue.AsList(shared_vectors)).with_outputs(
+            ERRORS, Assemble.CHUNKS, Assemble.EXTRACTIONS, main="documents"
+        )
+    )
+    errors = (parsed[ERRORS], chunked[ERRORS], assembled[ERRORS]) | "AllErrors" >> beam.Flatten()
+    outputs = {
+        "documents": assembled.documents,
+        "chunks": assembled[Assemble.CHUNKS],
+        "extractions": assembled[Assemble.EXTRACTIONS],
+        "errors": errors,
+    }
+    _write(outputs, plan)
+    return outputs
+
+
+def _committed_ids(p: beam.Pipeline, plan: JobPlan) -> beam.PCollection:
+    ids = p | "CommittedFiles" >> beam.Create(plan.committed_documents)
+    if plan.committed_documents:
+        ids = ids | "CommittedIds" >> beam.io.ReadAllFromParquet(columns=["doc_id"]) | beam.Map(lambda r: r["doc_id"])
+    return ids | "CommittedById" >> beam.Map(lambda doc_id: (doc_id, True))
+
+
+def _shared_segments(plan: JobPlan) -> list[Segment]:
+    if not plan.extractors:
+        return []
+    tok, special = load_tokenizer(checkpoint_dir(plan.model_path))
+    return [s for ex in plan.extractors for s in ex.shared_segments(tok, special, plan.windowing.max_seq_len)]
+
+
+def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
+    dim, out, name = plan.config.hidden, plan.output, plan.file_prefix
+    schemas = {
+        tables.DOCUMENTS: tables.documents_schema(dim),
+        tables.CHUNKS: tables.chunks_schema(dim),
+        tables.EXTRACTIONS: tables.EXTRACTIONS_SCHEMA,
+    }
+    for table, schema in schemas.items():
+        sinks.write_parquet(outputs[table], tables.file_prefix(out, table, name), schema, table.capitalize())
+    sinks.write_errors(outputs[ERRORS], tables.file_prefix(out, ERRORS, name))

@@ -1,0 +1,245 @@
+"""The DoFns of a docbeam job, one per stage. Every DoFn meters its own stage
+(cost.metering.StageMeter) and routes every rejection to errors/ with its reason."""
+
+import itertools
+from collections.abc import Iterable, Iterator
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
+
+from model.tokenizer import load_tokenizer
+from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, reject
+from pipeline.core.tables import ERRORS
+from pipeline.cost.metering import StageMeter
+from pipeline.encode.packing import Packer, PackSpec
+from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
+from pipeline.graph.plan import JobPlan
+from pipeline.ingest.chunking import chunk_documents
+from pipeline.ingest.parse import ParseConfig, parse_file
+from pipeline.io.checkpoints import checkpoint_dir
+
+STAGE_ASSEMBLE = "assemble"
+
+
+def text_kib(doc: Document) -> int:
+    return max(1, len(doc.text) >> 10)
+
+
+def timed_chunks(meter: StageMeter, items: Iterable, size: int = 64) -> Iterator[list]:
+    """Pull items in small groups inside the stage's timer, hand them on outside it, so
+    a fused downstream stage's time is not billed to this one."""
+    it = iter(items)
+    while True:
+        with meter.timed():
+            group = list(itertools.islice(it, size))
+        if not group:
+            return
+        yield group
+
+
+class MatchGlob(beam.DoFn):
+    def setup(self):
+        self.meter = StageMeter("match")
+
+    def process(self, glob: str) -> Iterator[tuple[str, int]]:
+        with self.meter.timed():
+            found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([glob])[0].metadata_list)
+        self.meter.add(elements_in=1, elements_out=len(found), bytes_out=sum(s for _, s in found))
+        yield from found
+
+
+class KnownFile(beam.DoFn):
+    """A file the launcher listed already: metered as matched, never globbed again."""
+
+    def setup(self):
+        self.meter = StageMeter("match")
+
+    def process(self, item: tuple[str, int]) -> Iterator[tuple[str, int]]:
+        self.meter.add(elements_in=1, elements_out=1, bytes_out=item[1])
+        yield item
+
+
+class ParseFile(beam.DoFn):
+    def __init__(self, cfg: ParseConfig):
+        self.cfg = cfg
+
+    def setup(self):
+        self.meter = StageMeter("parse")
+
+    def process(self, item: tuple[str, int]):
+        path, size = item
+        self.meter.add(elements_in=1, bytes_in=size)
+
+        def open_file():
+            # Uncompressed: docbeam decompresses itself, to cap gzip bombs and report truncation.
+            return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+
+        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg)):
+            for rec in group:
+                if isinstance(rec, Rejection):
+                    self.meter.add(rejected=1)
+                    yield beam.pvalue.TaggedOutput(ERRORS, rec)
+                else:
+                    self.meter.add(elements_out=1, bytes_out=len(rec.text))
+                    yield rec
+
+
+class ChunkDocuments(beam.DoFn):
+    """Tokenise and window a batch of documents; add the extractors' candidate segments."""
+
+    INFO = "info"
+
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+
+    def setup(self):
+        self.meter = StageMeter("chunk")
+        self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
+
+    def process(self, docs: list[Document]):
+        self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
+        with self.meter.timed():
+            pairs = list(chunk_documents(docs, self.tokenizer, self.special, self.plan.windowing))
+        for doc, chunks in pairs:
+            yield from self._one(doc, chunks)
+
+    def _one(self, doc: Document, chunks: Iterator[Segment]):
+        n_chunks = content_tokens = 0
+        for group in timed_chunks(self.meter, chunks):
+            for seg in group:
+                n_chunks += 1
+                content_tokens += seg.n_tokens - 2
+                yield seg
+        if n_chunks == 0:
+            self.meter.add(rejected=1)
+            yield beam.pvalue.TaggedOutput(
+                ERRORS,
+                reject(
+                    "chunk",
+                    "no_tokens",
+                    doc.source,
+                    "text has no tokens for this model's tokenizer",
+                    row=doc.row,
+                    doc_id=doc.doc_id,
+                ),
+            )
+            return
+        with self.meter.timed():
+            extra, rows = [], []
+            for ex in self.plan.extractors:
+                extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
+                rows += ex.text_rows(doc)
+        yield from extra
+        n_tokens = content_tokens - self.plan.windowing.stride * (n_chunks - 1)
+        self.meter.add(elements_out=n_chunks + len(extra), tokens=n_tokens)
+        yield beam.pvalue.TaggedOutput(
+            self.INFO,
+            DocInfo(
+                uid=doc.uid,
+                doc_id=doc.doc_id,
+                source=doc.source,
+                row=doc.row,
+                n_chars=len(doc.text),
+                n_tokens=n_tokens,
+                n_chunks=n_chunks,
+                n_segments=n_chunks + len(extra),
+                metadata=doc.metadata,
+                extractions=tuple(rows),
+            ),
+        )
+
+
+class PackSegments(beam.DoFn):
+    """Bundle-scoped packer: full batches leave as soon as the pool allows; the rest at bundle end."""
+
+    def __init__(self, spec: PackSpec):
+        self.spec = spec
+
+    def setup(self):
+        self.meter = StageMeter("pack")
+
+    def start_bundle(self):
+        self.packer = Packer(self.spec)
+
+    def _count(self, batches):
+        for b in batches:
+            real = b.real_tokens
+            self.meter.add(elements_out=1, tokens=real, pad_tokens=b.tokens.size - real, bytes_out=b.tokens.nbytes * 3)
+        return batches
+
+    def process(self, seg: Segment):
+        self.meter.add(elements_in=1)
+        with self.meter.timed():
+            ready = self._count(list(self.packer.add(seg)))
+        yield from ready
+
+    def finish_bundle(self):
+        with self.meter.timed():
+            ready = self._count(list(self.packer.flush()))
+        for b in ready:
+            yield GlobalWindows.windowed_value(b)
+
+
+class Assemble(beam.DoFn):
+    CHUNKS, EXTRACTIONS = "chunks", "extractions"
+
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+
+    def setup(self):
+        self.meter = StageMeter("assemble")
+        self.ex_meters = {ex.name: StageMeter(f"extract_{ex.name}") for ex in self.plan.extractors}
+
+    def process(self, item, shared: list[SegmentVector]):
+        doc_id, grouped = item
+        infos, vectors = list(grouped["info"]), list(grouped["vec"])
+        if not infos:  # a doc_id only an earlier wave has: nothing to do here
+            return
+        self.meter.add(elements_in=len(infos))
+        if list(grouped["committed"]):  # an earlier wave of this run already wrote this doc_id
+            for info in infos:
+                self.meter.add(rejected=1)
+                yield beam.pvalue.TaggedOutput(
+                    ERRORS,
+                    reject(
+                        STAGE_ASSEMBLE,
+                        "duplicate_doc_id",
+                        info.source,
+                        f"doc_id {doc_id!r} already written by an earlier wave",
+                        row=info.row,
+                        doc_id=doc_id,
+                    ),
+                )
+            return
+        with self.meter.timed():
+            kept, dupes = pick_winner(infos)
+            result = assemble(kept, [v for v in vectors if v.uid == kept.uid], self.plan.model_name)
+        for rej in dupes:
+            self.meter.add(rejected=1)
+            yield beam.pvalue.TaggedOutput(ERRORS, rej)
+        if isinstance(result, Rejection):
+            self.meter.add(rejected=1)
+            yield beam.pvalue.TaggedOutput(ERRORS, result)
+            return
+        self.meter.add(elements_out=1)
+        yield result.document
+        for c in result.chunks:
+            yield beam.pvalue.TaggedOutput(self.CHUNKS, c)
+        for r in list(kept.extractions) + self._extract(kept, result, shared):
+            yield beam.pvalue.TaggedOutput(self.EXTRACTIONS, r)
+
+    def _extract(self, info: DocInfo, result: AssembledDoc, shared: list[SegmentVector]) -> list[dict]:
+        rows = []
+        for ex in self.plan.extractors:
+            meter = self.ex_meters[ex.name]
+            with meter.timed():
+                mine = [v for v in result.others if v.kind == ex.name]
+                chunks = [c["embedding"] for c in result.chunks]
+                out = ex.extract(
+                    info, result.document["embedding"], mine, [v for v in shared if v.kind == ex.name], chunks
+                )
+            meter.add(elements_in=1, elements_out=len(out))
+            rows += out
+        return rows

@@ -1,0 +1,1 @@
+"""Ingest: input files -> Documents (parse, one module per format) -> token windows (chunking)."""

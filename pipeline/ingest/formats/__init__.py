@@ -1,0 +1,1 @@
+"""One module per input format: `parse(path, f, cfg) -> Iterator[Document | Rejection]`."""

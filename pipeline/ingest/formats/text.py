@@ -1,0 +1,14 @@
+"""Plain text and Markdown (.txt, .md): the whole file is one document, its path the id."""
+
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from pipeline.ingest.config import ParseConfig
+from pipeline.ingest.fields import Record, document
+from pipeline.ingest.reading import decode, read_capped
+
+
+def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+    data = read_capped(path, f, cfg.max_doc_bytes)
+    text = data if not isinstance(data, bytes) else decode(path, data, 0, path)
+    yield text if not isinstance(text, str) else document(path, 0, path, text)

@@ -1,0 +1,105 @@
+"""Bounded reading shared by the formats: capped reads, UTF-8 decoding with a reason,
+binary detection, and streaming gunzip that stops at a size cap. Pure: no Beam here."""
+
+import io
+import zlib
+from typing import BinaryIO
+
+from pipeline.core.records import Rejection, reject
+
+STAGE = "parse"
+
+
+def decode(path: str, data: bytes, row: int | None, doc_id: str | None) -> str | Rejection:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return reject(
+            STAGE,
+            "invalid_utf8",
+            path,
+            f"invalid UTF-8 at byte {exc.start} ({data[exc.start : exc.start + 4]!r})",
+            row=row,
+            doc_id=doc_id,
+        )
+    if looks_binary(text):
+        return reject(
+            STAGE,
+            "binary_content",
+            path,
+            "looks like binary data, not text (NUL or many control characters)",
+            row=row,
+            doc_id=doc_id,
+        )
+    return text
+
+
+def looks_binary(text: str, sample: int = 8192) -> bool:
+    head = text[:sample]
+    if "\x00" in head:
+        return True
+    control = sum(1 for ch in head if ord(ch) < 32 and ch not in "\t\n\r\f\v")
+    return len(head) > 0 and control / len(head) > 0.1
+
+
+def read_capped(path: str, f: BinaryIO, max_bytes: int) -> bytes | Rejection:
+    """The whole file, or a Rejection when it is empty or larger than `max_bytes`."""
+    data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        return reject(STAGE, "document_too_large", path, f"larger than {max_bytes} bytes", row=0)
+    if not data:
+        return reject(STAGE, "empty_file", path, "empty file", row=0)
+    return data
+
+
+class Decompressed(io.RawIOBase):
+    """Streaming gunzip (multi-member) that stops at a size cap and never raises mid-read.
+
+    A truncated stream or a gzip bomb ends the stream early and sets `problem`, so every
+    line decoded before the break is still delivered.
+    """
+
+    def __init__(self, raw: BinaryIO, gzipped: bool, cap: float):
+        self.raw, self.gzipped, self.cap = raw, gzipped, cap
+        self.total = 0
+        self.problem: str | None = None
+        self._d = zlib.decompressobj(31)
+        self._buf = b""
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> None:
+        while not self._buf:
+            if not self.gzipped:
+                self._buf = self.raw.read(1 << 16)
+                return
+            if self._d.eof:  # end of one gzip member: another may follow
+                rest = self._d.unused_data or self.raw.read(1 << 16)
+                if not rest:
+                    return
+                self._d, self._pending = zlib.decompressobj(31), rest
+                continue
+            src = self._d.unconsumed_tail or self._pending or self.raw.read(1 << 16)
+            self._pending = b""
+            if not src:
+                self.problem = "compressed stream ends before its end-of-stream marker (truncated)"
+                return
+            try:
+                self._buf = self._d.decompress(src, 1 << 16)  # bounded output per step: bombs stay small
+            except zlib.error as exc:
+                self.problem = f"corrupt compressed data ({exc})"
+                return
+
+    def readinto(self, b) -> int:
+        if self.problem:
+            return 0
+        self._fill()
+        n = min(len(b), len(self._buf))
+        if self.total + n > self.cap:
+            self.problem = f"decompressed size passed {self.cap} bytes (gzip bomb?)"
+            return 0
+        b[:n], self._buf = self._buf[:n], self._buf[n:]
+        self.total += n
+        return n

@@ -1,0 +1,211 @@
+"""Model checkpoints on a worker: `--model` as a local directory, or a gs:// prefix
+downloaded once per machine into a cache, sha256-verified, never unpickled."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from google.cloud import storage
+
+from model.checkpoint import sha256_of
+from model.config import CheckpointError  # one error type for every checkpoint problem
+from pipeline.io.storage import GCS_TIMEOUT, GS_PREFIX, gcs_blob, gcs_client, is_gcs, retrying, split_gcs
+
+_LOG = logging.getLogger(__name__)
+
+WEIGHTS_FILE = "model.safetensors"
+REQUIRED_CHECKPOINT_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
+OPTIONAL_CHECKPOINT_FILES = (
+    "special_tokens_map.json",
+    "sentence_bert_config.json",
+    "modules.json",
+    "1_Pooling/config.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+)
+# Weights in these formats are pickles: loading them can run arbitrary code.
+PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "model.pth")
+SHA256_SIDECAR = WEIGHTS_FILE + ".sha256"
+_CACHE_MANIFEST = ".docbeam-checkpoint.json"
+
+
+class ChecksumMismatchError(CheckpointError):
+    """model.safetensors does not have the sha256 the caller expected."""
+
+
+def default_checkpoint_cache() -> Path:
+    return Path.home() / ".cache" / "docbeam" / "checkpoints"
+
+
+def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path:
+    """The local directory of `--model` on this machine: the default model when None,
+    a download (once per machine) for gs://, the directory itself otherwise."""
+    if not path:
+        from model.checkpoint import default_checkpoint_dir
+
+        return default_checkpoint_dir()
+    return localize_checkpoint(path, expected_sha256=expected_sha256) if is_gcs(path) else Path(path)
+
+
+def localize_checkpoint(
+    path: str | os.PathLike,
+    cache_dir: Path | None = None,
+    expected_sha256: str | None = None,
+) -> Path:
+    """A local directory holding the checkpoint at `path` (local dir or gs:// prefix).
+
+    Local directories are returned as they are, after the same layout checks. A gs://
+    checkpoint is downloaded once per machine into
+    `<cache_dir>/<hash of the gs path and the object generations>`: a new upload to the
+    same path (new generations) gets a new cache entry, an unchanged one is reused.
+    Processes on one machine serialise on a lock file, and a download lands in a temp
+    directory that is renamed into place only when complete, so a crash never leaves a
+    half-written cache entry. The cache keeps model.safetensors' sha256 in a sidecar
+    and re-verifies it on every hit: a corrupted entry is dropped and re-downloaded.
+
+    Raises CheckpointError for a missing required file or pickle-only weights, and
+    ChecksumMismatchError when `expected_sha256` is given and does not match (nothing
+    is then returned, and a fresh download is not kept).
+    """
+    expected = expected_sha256.lower() if expected_sha256 else None
+    if not is_gcs(path):
+        local = Path(path)
+        if not local.is_dir():
+            raise CheckpointError(f"checkpoint {str(path)!r} is not a directory")
+        names = {p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()}
+        _check_layout(str(path), names)
+        if expected:
+            _check_expected(str(path), expected, sha256_of(local / WEIGHTS_FILE))
+        return local
+    return _localize_gcs(str(path).rstrip("/"), cache_dir or default_checkpoint_cache(), expected)
+
+
+def _check_layout(source: str, names: set[str]) -> None:
+    if WEIGHTS_FILE not in names:
+        pickled = sorted(n for n in names if n in PICKLE_WEIGHT_FILES)
+        if pickled:
+            raise CheckpointError(
+                f"checkpoint {source!r} has only pickled weights ({', '.join(pickled)}), "
+                f"no {WEIGHTS_FILE}. docbeam never unpickles weights: loading a pickle can "
+                "run arbitrary code. Convert them to safetensors (e.g. "
+                "`safetensors.torch.save_file(torch.load(f, weights_only=True), "
+                f"'{WEIGHTS_FILE}')` on a trusted machine) and upload {WEIGHTS_FILE}."
+            )
+    missing = [n for n in REQUIRED_CHECKPOINT_FILES if n not in names]
+    if missing:
+        raise CheckpointError(
+            f"checkpoint {source!r} lacks {', '.join(missing)} (needs {', '.join(REQUIRED_CHECKPOINT_FILES)})"
+        )
+
+
+def _check_expected(source: str, expected: str, actual: str) -> None:
+    if actual != expected:
+        raise ChecksumMismatchError(
+            f"{WEIGHTS_FILE} of checkpoint {source!r} has sha256 {actual}, expected "
+            f"{expected}; refusing to load it (wrong checkpoint, or altered weights)"
+        )
+
+
+def _localize_gcs(url: str, cache_root: Path, expected: str | None) -> Path:
+    bucket, prefix = split_gcs(url)
+    prefix = prefix + "/" if prefix else ""
+
+    def _list() -> dict[str, storage.Blob]:
+        blobs = gcs_client().list_blobs(bucket, prefix=prefix, retry=None, timeout=GCS_TIMEOUT)
+        return {b.name[len(prefix) :]: b for b in blobs}
+
+    blobs = retrying("list", _list)
+    _check_layout(url, set(blobs))
+    wanted = [n for n in REQUIRED_CHECKPOINT_FILES + OPTIONAL_CHECKPOINT_FILES if n in blobs]
+    listing = {n: {"generation": blobs[n].generation, "size": blobs[n].size} for n in wanted}
+    key = hashlib.sha256(json.dumps([url, listing], sort_keys=True).encode()).hexdigest()[:24]
+
+    cache_root.mkdir(parents=True, exist_ok=True)
+    entry = cache_root / key
+    with _file_lock(cache_root / f"{key}.lock"):
+        # Holding the lock, no one else is downloading this key: temp dirs left for it
+        # are from a crashed download.
+        for stale in cache_root.glob(f".{key}.tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        digest = _valid_cache_entry(entry, url, listing)
+        if digest is None:
+            if entry.exists():
+                _LOG.warning("checkpoint cache %s is incomplete or corrupt: downloading again", entry)
+                shutil.rmtree(entry)
+            digest = _download_checkpoint(bucket, prefix, url, listing, entry, expected)
+        else:
+            _LOG.info("checkpoint %s: using cache %s", url, entry)
+    if expected:
+        _check_expected(url, expected, digest)
+    return entry
+
+
+def _download_checkpoint(bucket: str, prefix: str, url: str, listing: dict, entry: Path, expected: str | None) -> str:
+    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=f".{entry.name}.tmp-"))
+    try:
+        for name, meta in listing.items():
+            target = tmp / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # Pin the generation that the cache key names, so a concurrent upload to the
+            # same path cannot mix two versions into one entry.
+            blob = gcs_blob(f"{GS_PREFIX}{bucket}/{prefix}{name}", generation=meta["generation"])
+            retrying(
+                "download",
+                lambda blob=blob, target=target: blob.download_to_filename(
+                    str(target), retry=None, timeout=GCS_TIMEOUT
+                ),
+            )
+        digest = sha256_of(tmp / WEIGHTS_FILE)
+        if expected:
+            _check_expected(url, expected, digest)
+        (tmp / SHA256_SIDECAR).write_text(f"{digest}  {WEIGHTS_FILE}\n")
+        (tmp / _CACHE_MANIFEST).write_text(json.dumps({"source": url, "files": listing}))
+        os.rename(tmp, entry)  # atomic: the entry appears complete or not at all
+        _LOG.info("checkpoint %s: downloaded to %s (sha256 %s)", url, entry, digest)
+        return digest
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _valid_cache_entry(entry: Path, url: str, listing: dict) -> str | None:
+    """model.safetensors' sha256 if `entry` is complete and intact, else None."""
+    try:
+        manifest = json.loads((entry / _CACHE_MANIFEST).read_text())
+        recorded = (entry / SHA256_SIDECAR).read_text().split()[0]
+    except (OSError, ValueError, IndexError):
+        return None
+    if manifest != {"source": url, "files": listing}:
+        return None
+    for name, meta in listing.items():
+        try:
+            if (entry / name).stat().st_size != meta["size"]:
+                return None
+        except OSError:
+            return None
+    if sha256_of(entry / WEIGHTS_FILE) != recorded:
+        return None
+    return recorded
+
+
+@contextlib.contextmanager
+def _file_lock(lock_path: Path) -> Iterator[None]:
+    """Exclusive lock across processes (and threads: each call opens its own fd).
+
+    The kernel drops the lock if the holder dies, so a crashed download never wedges
+    the other workers. The lock file itself stays: deleting it would race.
+    """
+    with open(lock_path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

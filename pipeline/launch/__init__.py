@@ -1,0 +1,3 @@
+"""Launching a job: flags -> plan (plan), waves of Beam jobs and their commits (job, waves),
+the manifest and accounting check (manifest), budget projection (estimate), Dataflow
+submission (submit) and finishing a detached Dataflow run (finalize)."""

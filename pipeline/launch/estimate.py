@@ -1,0 +1,228 @@
+"""`docbeam estimate`: run a sample, project time and cost for the whole input.
+
+1. List the inputs; read documents in path order until the sample has N of them, noting
+   how much of each file that took.
+2. Estimate the documents in the whole input: exact for files read to the end (and for
+   Parquet, from its metadata), else scaled by bytes from what was read.
+3. Run the real job on the sample here, with the same flags: tokens per document,
+   tokens per second, padding.
+4. Project tokens, hours and dollars on the chosen hardware: the throughput measured here
+   when the hardware is this machine (cpu), a measured figure from hardware.yaml when one
+   is recorded, else an assumption (peak FLOPs x assumed MFU), printed as such.
+"""
+
+import dataclasses
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from model import EncoderConfig, flops_per_token
+from pipeline.core.flags import UsageError
+from pipeline.core.hardware import catalogue, parse_spec
+from pipeline.core.records import Document
+from pipeline.cost.pricing import PriceTable, Rates
+from pipeline.graph.plan import JobPlan
+from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from pipeline.io import storage
+from pipeline.launch.execute import execute
+from pipeline.launch.plan import list_files
+
+
+class _Counting:
+    """A file object that counts the raw bytes read from it."""
+
+    def __init__(self, f):
+        self.f, self.read_bytes = f, 0
+
+    def read(self, n=-1):
+        data = self.f.read(n)
+        self.read_bytes += len(data)
+        return data
+
+    def readinto(self, b):
+        n = self.f.readinto(b)
+        self.read_bytes += n or 0
+        return n
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+
+@dataclass
+class Sample:
+    docs: list[Document]
+    rejected: int
+    total_docs_estimate: float
+    files: int
+    bytes_total: int
+
+
+def _parquet_rows(path: str) -> int:
+    import pyarrow.parquet as pq
+
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return pq.ParquetFile(f).metadata.num_rows
+
+
+def _kind(path: str) -> str:
+    # Records per on-disk byte differ between plain and compressed JSONL: keep them apart.
+    return f"{format_of(path)}{'.gz' if path.lower().endswith('.gz') else ''}"
+
+
+def take_sample(files: list[tuple[str, int]], n: int, cfg: ParseConfig, count_budget: int = 256 << 20) -> Sample:
+    """The first n documents in path order, and the number of records the input holds:
+    counted exactly (parse only) for the first `count_budget` bytes of files, Parquet from
+    its metadata, the rest extrapolated from records per byte of the same kind of file."""
+    docs, rejected, counted, spent = [], 0, 0.0, 0
+    density: dict[str, list[tuple[int, float]]] = {}  # kind -> [(records, bytes)]
+    pending: list[tuple[str, int]] = []
+    for path, size in files:
+        fmt = format_of(path)
+        if fmt == "parquet":
+            counted += _parquet_rows(path)
+        elif fmt in ("text", "html", None):
+            counted += 1  # one document, or one rejection, per file
+        if (spent >= count_budget and len(docs) >= n) or (fmt != "jsonl" and len(docs) >= n):
+            if fmt == "jsonl":
+                pending.append((path, size))
+            continue
+        holder = {}
+
+        def open_file(path=path, holder=holder):
+            holder["f"] = _Counting(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
+            return holder["f"]
+
+        records = 0
+        for rec in parse_file(path, open_file, cfg):
+            records += 1
+            if len(docs) < n:
+                if isinstance(rec, Document):
+                    docs.append(rec)
+                else:
+                    rejected += 1
+            elif fmt != "jsonl" or spent + holder["f"].read_bytes > count_budget:
+                break
+        read = holder["f"].read_bytes if "f" in holder else size
+        spent += read
+        if fmt == "jsonl":
+            whole = read >= size
+            counted += records if whole else records * size / max(read, 1)
+            density.setdefault(_kind(path), []).append((records, min(read, size)))
+    for path, size in pending:
+        seen = density.get(_kind(path)) or [r for rs in density.values() for r in rs]
+        per_byte = sum(r for r, _ in seen) / max(sum(b for _, b in seen), 1)
+        counted += size * per_byte
+    return Sample(docs, rejected, counted, len(files), sum(s for _, s in files))
+
+
+def throughput_for(
+    hardware: str, measured_here: float, cfg: EncoderConfig, context: float, dtype: str = "bfloat16"
+) -> tuple[float, str]:
+    """Tokens/s for all the hardware's chips, and where that number comes from."""
+    name, count = parse_spec(hardware)
+    if name == "cpu":
+        return measured_here, "measured here on this machine, end to end (DirectRunner)"
+    cat = catalogue()
+    if name in cat.measured:
+        return cat.measured[name] * count, f"measured with docbeam on {name} (pipeline/data/hardware.yaml)"
+    acc = cat.get(name)
+    peak = acc.peak_tflops.get(dtype) or acc.peak_tflops["bfloat16"]
+    peak_dtype = dtype if dtype in acc.peak_tflops else "bfloat16"
+    fpt = flops_per_token(cfg, context)
+    per_chip = peak * 1e12 * cat.assumed_mfu / fpt
+    return per_chip * count, (
+        f"ASSUMED: {peak} TFLOP/s {peak_dtype} peak x {cat.assumed_mfu:.0%} MFU / {fpt / 1e6:.1f} MFLOP "
+        f"per token, x {count} chip(s); no measured figure for {name}"
+    )
+
+
+def project(
+    sample: Sample,
+    totals: dict,
+    wall_seconds: float,
+    hardware: str,
+    pricing: str | None,
+    cfg: EncoderConfig,
+    dtype: str,
+    startup_s: float = 300.0,
+) -> dict:
+    enc = totals["encode"]
+    ok = max(totals.get("assemble", {}).get("elements_out", 0), 1)
+    tokens_per_doc = enc["tokens"] / ok
+    measured = enc["tokens"] / wall_seconds
+    rates = Rates(PriceTable.load(pricing), hardware)
+    rate, basis = throughput_for(hardware, measured, cfg, min(tokens_per_doc, cfg.max_seq_len), dtype)
+    total_tokens = tokens_per_doc * sample.total_docs_estimate
+    seconds = total_tokens / rate + (0 if hardware == "cpu" else startup_s)
+    usd = seconds / 3600 * rates.usd_per_hour
+    return {
+        "input": {
+            "files": sample.files,
+            "bytes": sample.bytes_total,
+            "documents_estimated": round(sample.total_docs_estimate),
+        },
+        "sample": {
+            "documents": ok,
+            "rejected": sample.rejected,
+            "tokens_per_document": tokens_per_doc,
+            "tokens_per_second_here": measured,
+            "padding": enc["pad_tokens"] / max(enc["tokens"] + enc["pad_tokens"], 1),
+        },
+        "projection": {
+            "hardware": hardware,
+            "tokens": total_tokens,
+            "tokens_per_second": rate,
+            "throughput_basis": basis,
+            "hours": seconds / 3600,
+            "usd": usd,
+            "usd_per_hour": rates.usd_per_hour,
+            "price_basis": rates.basis + (" (assumed prices)" if rates.assumed else ""),
+            "startup_seconds": 0 if hardware == "cpu" else startup_s,
+        },
+    }
+
+
+def estimate(plan: JobPlan, options: PipelineOptions, *, sample_size: int, hardware: str, pricing: str | None) -> dict:
+    """Run `plan` on a sample of its input here and project the whole input on `hardware`.
+    The sample is read and run exactly as the job would be (the same plan, another output)."""
+    files = sorted(list_files(plan.globs).items())
+    sample = take_sample(files, sample_size, plan.parse)
+    if not sample.docs:
+        raise UsageError("the sample has no readable documents; see `docbeam run` errors/ for why")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "sample.jsonl"
+        rows = ({plan.parse.id_field: doc.doc_id, plan.parse.text_field: doc.text} for doc in sample.docs)
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        sample_plan = dataclasses.replace(plan, globs=[str(src)], files=None, output=str(Path(tmp) / "out"))
+        totals, wall = execute(sample_plan, options)
+    storage.reset_retry_count()
+    return project(sample, totals, wall, hardware, pricing, plan.config, plan.encoder.dtype)
+
+
+def render(e: dict) -> str:
+    i, s, p = e["input"], e["sample"], e["projection"]
+    return "\n".join(
+        [
+            f"input:      {i['files']:,} files, {i['bytes'] / 2**20:,.1f} MiB, "
+            f"~{i['documents_estimated']:,} documents (estimated)",
+            f"sample:     {s['documents']:,} documents, {s['tokens_per_document']:,.0f} tokens each, "
+            f"{s['tokens_per_second_here']:,.0f} tokens/s here, padding {s['padding']:.1%}",
+            f"projection: {p['tokens']:,.0f} tokens on {p['hardware']} at {p['tokens_per_second']:,.0f} tokens/s",
+            f"            throughput: {p['throughput_basis']}",
+            f"            {p['hours'] * 3600:,.0f} s = {p['hours']:,.3f} h"
+            + (f" (incl. {p['startup_seconds'] / 60:.0f} min start-up)" if p["startup_seconds"] else "")
+            + f" x ${p['usd_per_hour']:,.4f}/h = ${p['usd']:,.4f}",
+            f"            prices: {p['price_basis']}",
+        ]
+    )

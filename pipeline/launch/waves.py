@@ -1,0 +1,93 @@
+"""Waves: commit a job's outputs group of input files by group, so a killed run can resume.
+
+A wave is one Beam job over a group of input files; its files land in the table folders
+under the wave's key (documents/<key>-part-...). Only after that job has finished, that is
+after Beam's sinks finalised (renamed) every file, the launcher writes _progress/<key>.json
+with the wave's input files, metrics and wall time. That record is the commit.
+
+On --resume, the files of committed waves are skipped, and every output file no committed
+wave owns (the remains of the wave that was killed) is deleted first: nothing duplicated.
+doc_ids stay unique across waves: each wave joins its documents against the doc_ids
+already committed, and a repeat is rejected as a duplicate (the earlier wave keeps it).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from pipeline.core import tables
+from pipeline.io import storage
+
+
+@dataclass(frozen=True)
+class Wave:
+    key: str
+    inputs: list[str]  # globs (one wave over everything) or explicit file paths
+
+
+def key_of(inputs: list[str]) -> str:
+    return "w" + hashlib.sha1("\n".join(sorted(inputs)).encode()).hexdigest()[:10]
+
+
+def committed(output: str) -> list[dict]:
+    prefix = tables.folder(output, tables.PROGRESS)
+    return [json.loads(storage.read_text(p)) for p in storage.list_prefix(prefix) if p.endswith(".json")]
+
+
+def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float) -> None:
+    record = {"key": wave.key, "inputs": wave.inputs, "files": files, "totals": totals, "wall_seconds": wall}
+    storage.write_text(tables.join(output, tables.PROGRESS, f"{wave.key}.json"), json.dumps(record, indent=1))
+
+
+def record_job(output: str, argv: list[str], wave: Wave, files: list[str] | None) -> None:
+    """Written by the launcher before each wave's job starts (`files`: None for a glob wave)."""
+    record = {"argv": argv, "wave": wave.key, "inputs": wave.inputs, "files": files}
+    storage.write_text(tables.join(output, tables.JOB_RECORD), json.dumps(record, indent=1))
+
+
+def owned_by(path: str, keys: set[str]) -> bool:
+    return path.rsplit("/", 1)[-1].split("-", 1)[0] in keys
+
+
+def remove_uncommitted(output: str, records: list[dict]) -> list[str]:
+    """Delete every table file that no committed wave owns; returns what was deleted."""
+    keys = {r["key"] for r in records}
+    stale = [
+        p for t in tables.DATA_TABLES for p in storage.list_prefix(tables.folder(output, t)) if not owned_by(p, keys)
+    ]
+    for p in stale:
+        storage.delete(p)
+    return stale
+
+
+def document_files(output: str, records: list[dict]) -> list[str]:
+    keys = {r["key"] for r in records}
+    return [
+        p
+        for p in storage.list_prefix(tables.folder(output, tables.DOCUMENTS))
+        if p.endswith(".parquet") and owned_by(p, keys)
+    ]
+
+
+def plan(globs: list[str], files: list[str] | None, wave_files: int, records: list[dict]) -> list[Wave]:
+    """The waves still to run. `files` is the listing of `globs` (None: not listed, one wave)."""
+    if files is None:
+        return [Wave(key_of(globs), list(globs))]
+    done = {f for r in records for f in r["files"]}
+    pending = [f for f in files if f not in done]
+    size = wave_files or len(pending) or 1
+    return [Wave(key_of(pending[i : i + size]), pending[i : i + size]) for i in range(0, len(pending), size)]
+
+
+GAUGES = {"peak_rss_bytes", "rss_bytes", "rss_growth_bytes", "device_bytes", "device_growth_bytes"}
+
+
+def merge_totals(all_totals: list[dict]) -> dict:
+    """Stage metrics of several waves: counters add up, gauges (memory) take the maximum."""
+    out: dict[str, dict] = {}
+    for totals in all_totals:
+        for stage, metrics in totals.items():
+            mine = out.setdefault(stage, {})
+            for name, value in metrics.items():
+                mine[name] = max(mine.get(name, 0), value) if name in GAUGES else mine.get(name, 0) + value
+    return out
