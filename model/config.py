@@ -4,7 +4,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-
 SUPPORTED_MODEL_TYPES = ("bert",)
 
 

@@ -151,6 +151,12 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         "finished files after a crash; 0 (default): one wave",
     )
     _flag(parser, "overwrite", action="store_true", help="delete earlier outputs under --output first")
+    _flag(
+        parser,
+        "no-store-text",
+        action="store_true",
+        help="leave the text out of documents/ and chunks/ (you keep it elsewhere; offsets still refer to it)",
+    )
     _flag(parser, "budget-usd", type=float, help="refuse to start when the projected cost exceeds this")
 
 

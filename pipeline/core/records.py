@@ -10,6 +10,17 @@ import numpy as np
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Provenance:
+    """Where a document's text came from, beyond its file: what its format tells."""
+
+    format: str  # detected format: jsonl, parquet, csv, text, markdown, html, pdf, docx, warc
+    pages: tuple[int, ...] = ()  # character offset in the text where each page starts (page 1 first)
+    sections: tuple[tuple[int, str], ...] = ()  # (character offset, heading), in document order
+    url: str | None = None  # WARC: the record's target URI
+    crawl_date: str | None = None  # WARC: WARC-Date, ISO 8601 UTC
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Document:
     uid: str  # unique per input record: "source#row"; doc_id may repeat across records
     doc_id: str
@@ -17,6 +28,7 @@ class Document:
     row: int
     text: str
     metadata: dict = field(default_factory=dict)
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,6 +75,9 @@ class DocInfo:
     n_segments: int  # chunks + extraction segments: assembly expects exactly this many vectors
     metadata: dict = field(default_factory=dict)
     extractions: tuple = ()  # rows from text-only extractors (entities), written only if the doc is kept
+    text: str | None = None  # the text offsets refer to; None with --no-store-text
+    provenance: Provenance | None = None
+    fingerprint: str | None = None  # hash of the text and everything that changes the outputs
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -77,6 +92,7 @@ class Segment:
     end_char: int
     ids: np.ndarray  # int32, [CLS] ... [SEP]
     text: str | None = None  # kept for extraction candidates only
+    cut_in_word: bool = False  # a chunk that had to start or end inside a word (no boundary in reach)
 
     @property
     def n_tokens(self) -> int:
@@ -95,3 +111,4 @@ class SegmentVector:
     vector: np.ndarray  # float32 [hidden], L2-normalised
     attention: str  # the kernel that computed it (recorded per document)
     text: str | None = None
+    cut_in_word: bool = False

@@ -1,7 +1,10 @@
 """The output contract's tables: their names, where their files go, and their schemas.
 
-Every path under `--output` is built here. Contract change (deliberate, additive):
-documents/ carries a `metadata` string column, the JSON of the input record's other fields.
+Every path under `--output` is built here. Columns added since the first contract are
+nullable and come last, so earlier readers keep working: documents/ `metadata` (the JSON of
+the input record's other fields), `text` (the text offsets refer to; null with
+--no-store-text), `format`, `url` and `crawl_date` (WARC), `fingerprint`; chunks/ `text`,
+`page_start`/`page_end` (PDF), `section` (headings), `cut_in_word`.
 """
 
 import pyarrow as pa
@@ -42,6 +45,11 @@ def documents_schema(dim: int) -> pa.Schema:
             ("model", pa.string()),
             ("attention", pa.string()),
             ("metadata", pa.string()),
+            ("text", pa.string()),
+            ("format", pa.string()),
+            ("url", pa.string()),
+            ("crawl_date", pa.timestamp("ms", tz="UTC")),
+            ("fingerprint", pa.string()),
         ]
     )
 
@@ -55,6 +63,11 @@ def chunks_schema(dim: int) -> pa.Schema:
             ("end_char", pa.int64()),
             ("n_tokens", pa.int32()),
             ("embedding", pa.list_(pa.float32(), dim)),
+            ("text", pa.string()),
+            ("page_start", pa.int32()),
+            ("page_end", pa.int32()),
+            ("section", pa.string()),
+            ("cut_in_word", pa.bool_()),
         ]
     )
 

@@ -120,6 +120,7 @@ def _unpack(batch: PackedBatch, vectors: np.ndarray, attention: str) -> list[Seg
             vector=vectors[row, sid - 1].copy(),
             attention=attention,
             text=s.text,
+            cut_in_word=s.cut_in_word,
         )
         for row, sid, s in batch.slots
     ]

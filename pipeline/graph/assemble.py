@@ -6,13 +6,15 @@ errors/ as `duplicate_doc_id`, naming the record that was kept. The rule depends
 the inputs, never on processing order, so reruns agree.
 """
 
+import bisect
+import datetime as dt
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import DocInfo, Rejection, SegmentVector, reject
+from pipeline.core.records import DocInfo, Provenance, Rejection, SegmentVector, reject
 
 STAGE = "assemble"
 
@@ -37,6 +39,7 @@ def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> Assembl
         return reject(STAGE, "incomplete", info.source, problem, row=info.row, doc_id=info.doc_id)
     chunks = sorted((v for v in vectors if v.kind == "chunk"), key=lambda v: v.index)
     others = [v for v in vectors if v.kind != "chunk"]
+    prov = info.provenance
     document = {
         "doc_id": info.doc_id,
         "source": info.source,
@@ -47,6 +50,11 @@ def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> Assembl
         "model": model,
         "attention": "|".join(sorted({c.attention for c in chunks})),
         "metadata": json.dumps(info.metadata, sort_keys=True, default=str) if info.metadata else None,
+        "text": info.text,
+        "format": prov.format if prov else None,
+        "url": prov.url if prov else None,
+        "crawl_date": dt.datetime.fromisoformat(prov.crawl_date) if prov and prov.crawl_date else None,
+        "fingerprint": info.fingerprint,
     }
     chunk_rows = [
         {
@@ -56,10 +64,31 @@ def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> Assembl
             "end_char": c.end_char,
             "n_tokens": c.n_tokens,
             "embedding": c.vector,
+            "text": info.text[c.start_char : c.end_char] if info.text is not None else None,
+            **pages_of(prov, c.start_char, c.end_char),
+            "section": section_of(prov, c.start_char),
+            "cut_in_word": c.cut_in_word,
         }
         for c in chunks
     ]
     return AssembledDoc(document, chunk_rows, others)
+
+
+def pages_of(prov: Provenance | None, start: int, end: int) -> dict[str, int | None]:
+    """The 1-based pages a span [start, end) touches (PDF), or nulls where pages are unknown."""
+    if not prov or not prov.pages:
+        return {"page_start": None, "page_end": None}
+    first = bisect.bisect_right(prov.pages, start)
+    last = bisect.bisect_right(prov.pages, max(start, end - 1))
+    return {"page_start": max(first, 1), "page_end": max(last, 1)}
+
+
+def section_of(prov: Provenance | None, start: int) -> str | None:
+    """The heading of the section a span starts in (the last one at or before it)."""
+    if not prov or not prov.sections:
+        return None
+    i = bisect.bisect_right([at for at, _ in prov.sections], start)
+    return prov.sections[i - 1][1] if i else None
 
 
 def pick_winner(infos: Iterable[DocInfo]) -> tuple[DocInfo, list[Rejection]]:

@@ -147,6 +147,8 @@ class ChunkDocuments(beam.DoFn):
                 n_segments=n_chunks + len(extra),
                 metadata=doc.metadata,
                 extractions=tuple(rows),
+                text=None if self.plan.no_store_text else doc.text,
+                provenance=doc.provenance,
             ),
         )
 

@@ -24,6 +24,7 @@ class JobPlan:
     config: EncoderConfig  # the checkpoint's, read once by the launcher
     model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
+    no_store_text: bool = False  # leave the text out of documents/ and chunks/
     files: list[tuple[str, int]] | None = None  # exact (path, size) to read instead of matching globs
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files

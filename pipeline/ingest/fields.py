@@ -1,21 +1,25 @@
 """Documents from records with fields (JSONL objects, Parquet rows): which field is the id,
 which the text, and the rest kept as metadata. Pure: no Beam here."""
 
-from pipeline.core.records import Document, Rejection, reject
+from pipeline.core.records import Document, Provenance, Rejection, reject
 from pipeline.ingest.config import ParseConfig
 
 STAGE = "parse"
 Record = Document | Rejection
 
 
-def document(path: str, row: int, doc_id: str | None, text: str, metadata: dict | None = None) -> Record:
+def document(
+    path: str, row: int, doc_id: str | None, text: str, provenance: Provenance, metadata: dict | None = None
+) -> Record:
     if not text.strip():
         return reject(STAGE, "empty_text", path, "text is empty or only whitespace", row=row, doc_id=doc_id)
     uid = f"{path}#{row}"
-    return Document(uid=uid, doc_id=doc_id or uid, source=path, row=row, text=text, metadata=metadata or {})
+    return Document(
+        uid=uid, doc_id=doc_id or uid, source=path, row=row, text=text, metadata=metadata or {}, provenance=provenance
+    )
 
 
-def from_fields(path: str, row: int, obj: dict, cfg: ParseConfig) -> Record:
+def from_fields(path: str, row: int, obj: dict, cfg: ParseConfig, fmt: str) -> Record:
     doc_id = obj.get(cfg.id_field)
     if doc_id is not None:
         if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
@@ -42,4 +46,4 @@ def from_fields(path: str, row: int, obj: dict, cfg: ParseConfig) -> Record:
             doc_id=doc_id,
         )
     meta = {k: v for k, v in obj.items() if k not in (cfg.id_field, cfg.text_field)}
-    return document(path, row, doc_id, text, meta)
+    return document(path, row, doc_id, text, Provenance(format=fmt), meta)

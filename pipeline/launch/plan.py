@@ -95,6 +95,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         config=ckpt.config,
         model_path=d.model,
         extractors=exs,
+        no_store_text=d.no_store_text,
     )
 
 

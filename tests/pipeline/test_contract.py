@@ -25,6 +25,11 @@ DOCUMENTS = [
     ("model", pa.string(), True),
     ("attention", pa.string(), True),
     ("metadata", pa.string(), True),
+    ("text", pa.string(), True),
+    ("format", pa.string(), True),
+    ("url", pa.string(), True),
+    ("crawl_date", pa.timestamp("ms", tz="UTC"), True),
+    ("fingerprint", pa.string(), True),
 ]
 CHUNKS = [
     ("doc_id", pa.string(), True),
@@ -33,6 +38,11 @@ CHUNKS = [
     ("end_char", pa.int64(), True),
     ("n_tokens", pa.int32(), True),
     ("embedding", EMBEDDING, True),
+    ("text", pa.string(), True),
+    ("page_start", pa.int32(), True),
+    ("page_end", pa.int32(), True),
+    ("section", pa.string(), True),
+    ("cut_in_word", pa.bool_(), True),
 ]
 EXTRACTIONS = [
     ("doc_id", pa.string(), True),

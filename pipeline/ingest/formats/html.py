@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import BinaryIO
 
+from pipeline.core.records import Provenance
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import Record, document
 from pipeline.ingest.reading import decode, read_capped
@@ -12,7 +13,11 @@ from pipeline.ingest.reading import decode, read_capped
 def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
     data = read_capped(path, f, cfg.max_doc_bytes)
     markup = data if not isinstance(data, bytes) else decode(path, data, 0, path)
-    yield markup if not isinstance(markup, str) else document(path, 0, path, visible_text(markup))
+    yield (
+        markup
+        if not isinstance(markup, str)
+        else document(path, 0, path, visible_text(markup), Provenance(format="html"))
+    )
 
 
 class _VisibleText(HTMLParser):

@@ -54,4 +54,4 @@ def _record(path: str, row: int, line: bytes, cfg: ParseConfig) -> Record:
         return reject(STAGE, "invalid_json", path, "JSON nested too deeply", row=row)
     if not isinstance(obj, dict):
         return reject(STAGE, "not_an_object", path, f"expected a JSON object, got {type(obj).__name__}", row=row)
-    return from_fields(path, row, obj, cfg)
+    return from_fields(path, row, obj, cfg, "jsonl")

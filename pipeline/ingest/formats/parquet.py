@@ -29,5 +29,5 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
     row = 0
     for batch in pf.iter_batches(batch_size=1024):
         for obj in batch.to_pylist():
-            yield from_fields(path, row, obj, cfg)
+            yield from_fields(path, row, obj, cfg, "parquet")
             row += 1

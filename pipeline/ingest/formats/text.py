@@ -3,6 +3,7 @@
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from pipeline.core.records import Provenance
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import Record, document
 from pipeline.ingest.reading import decode, read_capped
@@ -11,4 +12,5 @@ from pipeline.ingest.reading import decode, read_capped
 def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
     data = read_capped(path, f, cfg.max_doc_bytes)
     text = data if not isinstance(data, bytes) else decode(path, data, 0, path)
-    yield text if not isinstance(text, str) else document(path, 0, path, text)
+    fmt = "markdown" if path.lower().endswith(".md") else "text"
+    yield text if not isinstance(text, str) else document(path, 0, path, text, Provenance(format=fmt))
