@@ -109,6 +109,14 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "model-sha256", metavar="HEX", help="refuse to load weights whose sha256 differs")
     _flag(parser, "dtype", default="float32", choices=DTYPES, help="encoder compute dtype")
     _flag(parser, "batch-rows", type=positive_int, default=32, help="rows per packed encoder batch")
+    _flag(
+        parser,
+        "language",
+        default="en",
+        metavar="CODE",
+        help="language whose sentence rules chunking, summaries and keyphrases use (sentencex, ~300 languages; "
+        "default en, which also splits CJK punctuation)",
+    )
     _flag(parser, "id-field", default="id", help="JSONL/Parquet field holding the document id")
     _flag(parser, "text-field", default="text", help="JSONL/Parquet field holding the text")
     _flag(
