@@ -17,9 +17,18 @@ from model.config import CheckpointError
 
 @dataclass(frozen=True)
 class SpecialTokens:
-    cls: int
-    sep: int
+    """The tokens the model expects around every window: BERT's [CLS] ... [SEP]."""
+
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
     pad: int
+
+    @property
+    def count(self) -> int:
+        return len(self.prefix) + len(self.suffix)
+
+    def wrap(self, content) -> list[int]:
+        return [*self.prefix, *content, *self.suffix]
 
 
 def load_tokenizer(path: Path) -> tuple[Tokenizer, SpecialTokens]:
@@ -40,4 +49,4 @@ def load_tokenizer(path: Path) -> tuple[Tokenizer, SpecialTokens]:
     missing = [names[k] for k, v in ids.items() if v is None]
     if missing:
         raise CheckpointError(f"{file}: special tokens {missing} not in the vocabulary")
-    return tok, SpecialTokens(**ids)
+    return tok, SpecialTokens(prefix=(ids["cls"],), suffix=(ids["sep"],), pad=ids["pad"])

@@ -84,7 +84,7 @@ def chunk_segments(
 ) -> Iterator[Segment]:
     """The document's chunks: [CLS] window [SEP], with the characters each window covers."""
     for index, (content, start, end) in enumerate(windows(blocks, win)):
-        ids = np.concatenate([[special.cls], content, [special.sep]]).astype(np.int32)
+        ids = np.asarray(special.wrap(content), np.int32)
         yield Segment(
             uid=doc.uid, doc_id=doc.doc_id, kind="chunk", index=index, start_char=start, end_char=end, ids=ids
         )
@@ -109,6 +109,6 @@ def encode_short(texts: list[str], tokenizer: Tokenizer, special: SpecialTokens,
     """Batch-encode short texts (phrases, sentences, labels) into single windows, truncated."""
     out = []
     for enc in tokenizer.encode_batch(texts, add_special_tokens=False):
-        content = enc.ids[: max_seq_len - 2]
-        out.append(np.asarray([special.cls, *content, special.sep], np.int32))
+        content = enc.ids[: max_seq_len - special.count]
+        out.append(np.asarray(special.wrap(content), np.int32))
     return out

@@ -23,7 +23,7 @@ def test_short_text_is_one_window_matching_plain_encoding(tok):
     ((_, segs),) = list(chunk_documents([doc(text)], tokenizer, special, Windowing(256, 32)))
     (seg,) = list(segs)
     expected = tokenizer.encode(text, add_special_tokens=False).ids
-    assert seg.ids.tolist() == [special.cls, *expected, special.sep]
+    assert seg.ids.tolist() == special.wrap(expected)
     assert (seg.start_char, seg.end_char) == (0, len(text))
 
 
@@ -37,7 +37,7 @@ def test_long_text_windows_overlap_and_cover_every_token(tok):
     assert len(segs) > 5 and all(s.n_tokens <= 64 for s in segs)
     step = win.content - win.stride
     for i, s in enumerate(segs):
-        assert s.ids[0] == special.cls and s.ids[-1] == special.sep
+        assert s.ids[0] == special.prefix[0] and s.ids[-1] == special.suffix[-1]
         assert s.ids[1:-1].tolist() == all_ids[i * step : i * step + win.content]
     assert segs[-1].ids[-2] == all_ids[-1]  # the whole text is embedded, nothing truncated
     # character offsets: windows start where their first token starts, cover the text end to end
