@@ -98,7 +98,14 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         help="tokens per window incl. [CLS]/[SEP]; default: the checkpoint's own "
         "(sentence-transformers' max_seq_length, 256 for the default model)",
     )
-    _flag(parser, "stride", type=int, default=32, help="tokens shared by consecutive windows of a long document")
+    _flag(
+        parser,
+        "stride",
+        type=int,
+        default=32,
+        help="about how many tokens consecutive windows of a long document share (a target: windows start "
+        "at a sentence or word boundary within it; default 32)",
+    )
     _flag(
         parser,
         "model",

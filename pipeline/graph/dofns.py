@@ -16,7 +16,7 @@ from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import Packer, PackSpec
 from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import chunk_documents
+from pipeline.ingest.chunking import DocChunks, chunk_documents
 from pipeline.ingest.parse import ParseConfig, parse_file
 from pipeline.io.checkpoints import checkpoint_dir
 
@@ -105,12 +105,11 @@ class ChunkDocuments(beam.DoFn):
         for doc, chunks in pairs:
             yield from self._one(doc, chunks)
 
-    def _one(self, doc: Document, chunks: Iterator[Segment]):
-        n_chunks = content_tokens = 0
+    def _one(self, doc: Document, chunks: DocChunks):
+        n_chunks = 0
         for group in timed_chunks(self.meter, chunks):
             for seg in group:
                 n_chunks += 1
-                content_tokens += seg.n_tokens - 2
                 yield seg
         if n_chunks == 0:
             self.meter.add(rejected=1)
@@ -132,7 +131,7 @@ class ChunkDocuments(beam.DoFn):
                 extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
                 rows += ex.text_rows(doc)
         yield from extra
-        n_tokens = content_tokens - self.plan.windowing.stride * (n_chunks - 1)
+        n_tokens = chunks.n_tokens
         self.meter.add(elements_out=n_chunks + len(extra), tokens=n_tokens)
         yield beam.pvalue.TaggedOutput(
             self.INFO,

@@ -1,108 +1,273 @@
-"""Document -> token windows with character offsets. Pure: no Beam here.
+"""Document -> token windows that are retrieval units, with character offsets. Pure: no Beam.
 
-A document longer than the window is split into overlapping windows so the whole text is
-embedded, never truncated. `stride` is the number of tokens consecutive windows share
-(the meaning HF tokenizers give it). Long texts are tokenised in blocks cut at whitespace,
-which BERT's pre-tokenizer treats as a token boundary anyway, so memory stays bounded
-and the tokens are the same as tokenising the whole text.
+A window never starts or ends inside a word, and ends where a reader would stop:
+
+- its end, best first: a paragraph end, then a sentence end, within the last `slack` of the
+  window; else the last whitespace boundary in it; else the last of the tokenizer's own word
+  boundaries (punctuation, CJK characters); else the window is cut after its last token and
+  flagged `cut_in_word` (a single word longer than a window, a script without spaces);
+- the next window starts about `stride` tokens before that end, at the first sentence start in
+  the overlap, else the first word start: consecutive windows overlap by at most `stride`
+  tokens (a target now, not an exact count), nothing falls between them, and together they
+  cover the whole text.
+
+A chunk's tokens are exactly the tokens of its text (the contract: the stored vector is the
+vector of the chunk's text). Slicing the document's tokens gives them when the tokenizer is
+WordPiece behind BERT's pre-tokenizer and the cut is at one of its word boundaries; otherwise
+the chunk's text is tokenised itself. Long texts are tokenised in blocks cut at whitespace
+(preferably between paragraphs), which the pre-tokenizer treats as a boundary anyway, so
+memory stays bounded and the tokens are those of the whole text.
 """
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 from tokenizers import Tokenizer
 
 from model.tokenizer import SpecialTokens
 from pipeline.core.records import Document, Segment
+from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 BLOCK_CHARS = 100_000
+
+# Boundary after a token, weakest to strongest.
+INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)
 class Windowing:
-    max_seq_len: int = 256  # tokens per window including [CLS] and [SEP]
-    stride: int = 32  # tokens shared by consecutive windows
+    max_seq_len: int = 256  # tokens per window, the model's special tokens included
+    stride: int = 32  # target number of tokens consecutive windows share
+    specials: int = 2  # special tokens the model wraps every window in ([CLS] ... [SEP])
+    slack: float = 0.2  # the last fraction of a window in which a sentence end is preferred
+    language: str = DEFAULT_LANGUAGE  # sentence rules (sentencex)
 
     def __post_init__(self):
         if self.max_seq_len < 8:
             raise ValueError(f"max_seq_len {self.max_seq_len} too small (>= 8)")
-        if not 0 <= self.stride < self.content:
-            raise ValueError(f"stride {self.stride} must be in [0, {self.content}) for max_seq_len {self.max_seq_len}")
+        if not 0 <= self.stride < self.content // 2:
+            raise ValueError(
+                f"stride {self.stride} must be in [0, {self.content // 2}) for max_seq_len {self.max_seq_len}"
+            )
 
     @property
     def content(self) -> int:
-        return self.max_seq_len - 2
+        return self.max_seq_len - self.specials
+
+
+@dataclass
+class Block:
+    """Tokens of a piece of text: ids, character offsets [n, 2], and the boundary after each token."""
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    after: np.ndarray = field(default=None)  # int8 [n]: INSIDE .. PARAGRAPH
 
 
 def text_blocks(text: str, size: int = BLOCK_CHARS) -> Iterator[tuple[int, str]]:
-    """(offset, block) pieces of at most ~size chars, cut at whitespace where there is any."""
+    """(offset, block) pieces of at most ~size chars, cut after a blank line where there is
+    one in the second half of the block, else at whitespace, else (no whitespace at all) hard."""
     start = 0
     while start < len(text):
         end = min(start + size, len(text))
         if end < len(text):
-            cut = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+            para = text.rfind("\n\n", start + size // 2, end - 1)
+            cut = para + 1 if para >= 0 else max(text.rfind(" ", start, end), text.rfind("\n", start, end))
             end = cut + 1 if cut > start else end
         yield start, text[start:end]
         start = end
 
 
-def token_stream(tokenizer: Tokenizer, text: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(ids int32 [n], char offsets int64 [n, 2]) per block of the text."""
+def _boundaries(text: str, offset: int, enc, language: str) -> Block:
+    ids = np.asarray(enc.ids, np.int32)
+    offs = np.asarray(enc.offsets, np.int64).reshape(-1, 2) + offset
+    after = np.zeros(len(ids), np.int8)
+    if len(ids) > 1:
+        words = np.asarray([-1 if w is None else w for w in enc.word_ids])
+        after[:-1] = np.where(words[:-1] != words[1:], WORD, INSIDE)
+        after[:-1] = np.maximum(after[:-1], np.where(offs[1:, 0] > offs[:-1, 1], SPACE, INSIDE))
+    if len(ids):
+        ends = offs[:, 1]
+        for s in sentences(text, language):
+            i = int(np.searchsorted(ends, s.end + offset, side="right")) - 1  # last token ending by s.end
+            if i >= 0 and ends[i] == s.end + offset:
+                after[i] = max(after[i], PARAGRAPH if s.paragraph_end else SENTENCE)
+    return Block(ids, offs, after)
+
+
+def token_blocks(tokenizer: Tokenizer, text: str, language: str = DEFAULT_LANGUAGE) -> Iterator[Block]:
+    """The text's tokens block by block, with the boundary after each token (the last token of
+    a block gets its whitespace boundary from the next block's first offset, in `windows`)."""
     blocks = text_blocks(text)
     while group := [b for _, b in zip(range(8), blocks)]:  # 8 blocks per call: bounded, batched
-        for (offset, _), enc in zip(group, tokenizer.encode_batch([b for _, b in group], add_special_tokens=False)):
+        for (offset, block), enc in zip(group, tokenizer.encode_batch([b for _, b in group], add_special_tokens=False)):
             if enc.ids:
-                yield np.asarray(enc.ids, np.int32), np.asarray(enc.offsets, np.int64) + offset
+                yield _boundaries(block, offset, enc, language)
 
 
-def windows(blocks: Iterable[tuple[np.ndarray, np.ndarray]], win: Windowing) -> Iterator[tuple[np.ndarray, int, int]]:
-    """Overlapping windows over a stream of token blocks: (content ids, start_char, end_char)."""
-    ids = np.zeros(0, np.int32)
-    offs = np.zeros((0, 2), np.int64)
-    step = win.content - win.stride
-    exhausted = False
+def _concat(a: Block, b: Block) -> Block:
+    after = np.concatenate([a.after, b.after])
+    if len(a.ids) and len(b.ids):  # a's last token: is there whitespace before b's first?
+        gap = SPACE if b.offsets[0, 0] > a.offsets[-1, 1] else WORD
+        after[len(a.ids) - 1] = max(after[len(a.ids) - 1], gap)
+    return Block(np.concatenate([a.ids, b.ids]), np.concatenate([a.offsets, b.offsets]), after)
+
+
+def _end(after: np.ndarray, s: int, content: int, slack: float) -> tuple[int, bool]:
+    """Where a window of at most `content` tokens starting at token s ends (exclusive), and
+    whether that cuts a word."""
+    hi = s + content
+    lo = s + max(1, int(content * (1 - slack)))
+    tail = after[lo - 1 : hi]
+    for level in (PARAGRAPH, SENTENCE):
+        found = np.flatnonzero(tail >= level)
+        if len(found):
+            return lo + int(found[-1]), False
+    for level in (SPACE, WORD):
+        found = np.flatnonzero(after[s:hi] >= level)
+        if len(found):
+            return s + 1 + int(found[-1]), False
+    return hi, True
+
+
+def _next_start(after: np.ndarray, s: int, e: int, stride: int, full: bool) -> tuple[int, bool]:
+    """Where the window after [s, e) starts: the first sentence start, else word start, in the
+    last `stride` tokens of [s, e); else e itself if that starts a word; else a cut. A window
+    that ended early (a word too long to join it follows) is not overlapped: e itself."""
+    lo = max(s + 1, e - stride) if full else e
+    before = after[lo - 1 : e - 1]  # the boundary before each candidate start lo .. e-1
+    for level in (SENTENCE, SPACE, WORD):
+        found = np.flatnonzero(before >= level)
+        if len(found):
+            return lo + int(found[0]), False
+    if after[e - 1] >= WORD:
+        return e, False
+    return lo, True
+
+
+Retokenize = Callable[[int, int], list[int]]  # (start_char, end_char) -> the tokens of that text
+KEEP_TOKENS = 1 << 16  # tokens a window buffer keeps before it drops what no window will read
+
+
+def windows(
+    blocks: Iterable[Block], win: Windowing, retokenize: Retokenize | None = None, exact: bool = True
+) -> Iterator[tuple[list[int] | np.ndarray, int, int, bool]]:
+    """Windows over a stream of token blocks: (content ids, start_char, end_char, cut_in_word).
+
+    A window's ids are the slice of the stream's when `exact` and it cuts no word; otherwise
+    `retokenize` gives them from the window's own text (without it, the slice). A window whose
+    own text tokenises longer than it may gets a smaller budget and a new end before the next
+    window is placed, so coverage holds."""
+    buf = Block(np.zeros(0, np.int32), np.zeros((0, 2), np.int64), np.zeros(0, np.int8))
     it = iter(blocks)
+    exhausted, s, cut_start = False, 0, False
     while True:
-        while not exhausted and len(ids) < win.content + 1:
+        # One token past the window's end must be known: its offset says if a word ends there.
+        while not exhausted and len(buf.ids) - s < win.content + 1:
             nxt = next(it, None)
             if nxt is None:
                 exhausted = True
+                if len(buf.ids):
+                    buf.after[-1] = PARAGRAPH  # the end of the text
             else:
-                ids, offs = np.concatenate([ids, nxt[0]]), np.concatenate([offs, nxt[1]])
-        if len(ids) == 0:
+                buf = _concat(buf, nxt)
+        n = len(buf.ids)
+        if n == s:
             return
-        n = min(win.content, len(ids))
-        yield ids[:n], int(offs[0, 0]), int(offs[n - 1, 1])
-        if exhausted and n == len(ids):
+        budget = win.content
+        while True:
+            if exhausted and n - s <= budget:
+                e, cut_end = n, False
+            else:
+                e, cut_end = _end(buf.after, s, budget, win.slack)
+            start, end = int(buf.offsets[s, 0]), int(buf.offsets[e - 1, 1])
+            own = retokenize is not None and (not exact or cut_start or cut_end)
+            ids = retokenize(start, end) if own else buf.ids[s:e]
+            if len(ids) <= win.content or e - s == 1:
+                break
+            budget = min(budget, e - s) - (len(ids) - win.content)  # shrink by the excess, retry
+        yield ids[: win.content], start, end, cut_start or cut_end
+        if e == n and exhausted:
             return
-        ids, offs = ids[step:], offs[step:]
+        s, cut_start = _next_start(buf.after, s, e, win.stride, full=e - s >= win.content * (1 - win.slack))
+        if s > KEEP_TOKENS:  # drop what no window will read again: memory stays bounded
+            buf = Block(buf.ids[s:], buf.offsets[s:], buf.after[s:])
+            s = 0
 
 
-def chunk_segments(
-    doc: Document, blocks: Iterable[tuple[np.ndarray, np.ndarray]], special: SpecialTokens, win: Windowing
-) -> Iterator[Segment]:
-    """The document's chunks: [CLS] window [SEP], with the characters each window covers."""
-    for index, (content, start, end) in enumerate(windows(blocks, win)):
-        ids = np.asarray(special.wrap(content), np.int32)
-        yield Segment(
-            uid=doc.uid, doc_id=doc.doc_id, kind="chunk", index=index, start_char=start, end_char=end, ids=ids
+def slices_are_exact(tokenizer: Tokenizer) -> bool:
+    """Whether the tokens of a chunk's text are the document's tokens between two word
+    boundaries: true for WordPiece behind BERT's (or a whitespace) pre-tokenizer; not for
+    byte-level BPE or SentencePiece, whose first token of a text depends on what precedes it."""
+    spec = json.loads(tokenizer.to_str())
+    pre = spec.get("pre_tokenizer") or {}
+    kinds = {p.get("type") for p in pre.get("pretokenizers", [pre])}
+    return spec["model"]["type"] == "WordPiece" and bool(kinds) and kinds <= {"BertPreTokenizer", "Whitespace"}
+
+
+class DocChunks:
+    """A document's chunks, produced as they are iterated; `n_tokens` (the text's tokens, no
+    special tokens, overlaps counted once) is complete once they all have been."""
+
+    def __init__(
+        self,
+        doc: Document,
+        blocks: Iterable[Block],
+        tokenizer: Tokenizer,
+        special: SpecialTokens,
+        win: Windowing,
+        exact: bool,
+    ):
+        self.doc, self.blocks, self.tokenizer, self.special, self.win, self.exact = (
+            doc,
+            blocks,
+            tokenizer,
+            special,
+            win,
+            exact,
         )
+        self.n_tokens = 0
+
+    def _counted(self) -> Iterator[Block]:
+        for block in self.blocks:
+            self.n_tokens += len(block.ids)
+            yield block
+
+    def _own(self, start: int, end: int) -> list[int]:
+        return self.tokenizer.encode(self.doc.text[start:end], add_special_tokens=False).ids
+
+    def __iter__(self) -> Iterator[Segment]:
+        doc = self.doc
+        # Exact slices still need a cut window's own text tokenised ("##ness" alone is "ness").
+        for index, (content, start, end, cut) in enumerate(windows(self._counted(), self.win, self._own, self.exact)):
+            yield Segment(
+                uid=doc.uid,
+                doc_id=doc.doc_id,
+                kind="chunk",
+                index=index,
+                start_char=start,
+                end_char=end,
+                ids=np.asarray(self.special.wrap(content), np.int32),
+                cut_in_word=cut,
+            )
 
 
 def chunk_documents(
     docs: list[Document], tokenizer: Tokenizer, special: SpecialTokens, win: Windowing
-) -> Iterator[tuple[Document, Iterator[Segment]]]:
+) -> Iterator[tuple[Document, DocChunks]]:
     """Each document with its chunks. Short texts are tokenised together in one batch call;
     long ones stream block by block, so a 50 MB document never sits in memory as tokens."""
+    exact = slices_are_exact(tokenizer)
     short = [d for d in docs if len(d.text) <= BLOCK_CHARS]
     encoded = tokenizer.encode_batch([d.text for d in short], add_special_tokens=False) if short else []
     for doc, enc in zip(short, encoded):
-        blocks = [(np.asarray(enc.ids, np.int32), np.asarray(enc.offsets, np.int64))] if enc.ids else []
-        yield doc, chunk_segments(doc, blocks, special, win)
+        blocks = [_boundaries(doc.text, 0, enc, win.language)] if enc.ids else []
+        yield doc, DocChunks(doc, blocks, tokenizer, special, win, exact)
     for doc in docs:
         if len(doc.text) > BLOCK_CHARS:
-            yield doc, chunk_segments(doc, token_stream(tokenizer, doc.text), special, win)
+            yield doc, DocChunks(doc, token_blocks(tokenizer, doc.text, win.language), tokenizer, special, win, exact)
 
 
 def encode_short(texts: list[str], tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int) -> list[np.ndarray]:

@@ -58,7 +58,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     if max_seq_len > ckpt.config.max_positions:
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
-        windowing = Windowing(max_seq_len, d.stride)
+        windowing = Windowing(max_seq_len, d.stride, specials=ckpt.special.count, language=d.language)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     try:

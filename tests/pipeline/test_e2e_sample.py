@@ -5,6 +5,8 @@ import json
 import pyarrow as pa
 import pytest
 
+from model.checkpoint import default_checkpoint_dir
+from model.tokenizer import load_tokenizer
 from pipeline.core.tables import EXTRACTIONS_SCHEMA, chunks_schema, documents_schema
 from pipeline.io import outputs, storage
 from tests.helpers import SAMPLES, table
@@ -62,16 +64,18 @@ def test_long_documents_get_chunks_whose_offsets_cover_the_text(sample_run):
         for line in (SAMPLES / "articles.jsonl").read_text().splitlines()
         if line.startswith('{"id": "doc-')
     }
+    tokenizer, _ = load_tokenizer(default_checkpoint_dir())
     multi = [d for d in docs.values() if d["n_chunks"] > 2 and d["doc_id"] in texts]
     assert multi, "the sample must contain documents longer than one window"
     for d in multi:
         mine = sorted((c for c in chunks if c["doc_id"] == d["doc_id"]), key=lambda c: c["chunk_index"])
         assert [c["chunk_index"] for c in mine] == list(range(d["n_chunks"]))
         text = texts[d["doc_id"]]
+        assert d["text"] == text and all(c["text"] == text[c["start_char"] : c["end_char"]] for c in mine)
         assert mine[0]["start_char"] == 0 and mine[-1]["end_char"] == len(text)
-        for a, b in zip(mine, mine[1:]):
-            assert b["start_char"] < a["end_char"]  # windows overlap: no gap in coverage
-        assert sum(c["n_tokens"] - 2 for c in mine) - 32 * (len(mine) - 1) == d["n_tokens"]
+        for a, b in zip(mine, mine[1:]):  # no gap in coverage: the next window starts by the next word
+            assert a["start_char"] < b["start_char"] and not text[a["end_char"] : b["start_char"]].strip()
+        assert d["n_tokens"] == len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 def test_embeddings_are_unit_vectors(sample_run):
