@@ -27,6 +27,7 @@ COUNTERS = (
     "compilations",
     "compile_us",
     "rejected",
+    "skipped",
     "retries",
     "leak_warnings",
     "fallbacks",

@@ -1,6 +1,6 @@
 """The Beam graph of one docbeam job.
 
-    globs -> match -> parse -> tokenize+chunk (+ extraction candidates) -> pack -> encode
+    inputs -> match -> parse -> tokenize+chunk (+ extraction candidates) -> pack -> encode
           -> group by doc_id -> assemble (+ extractions) -> Parquet / JSONL sinks
 
 The stages are in dofns.py; this file only wires them. Nothing is dropped silently: every
@@ -26,7 +26,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     `handler` replaces the encoder's ModelHandler (tests use it to inject faults)."""
     handler = handler or EncoderHandler(plan.encoder)
     if plan.files is None:
-        files = p | "Globs" >> beam.Create(plan.globs) | "Match" >> beam.ParDo(MatchGlob())
+        files = p | "Inputs" >> beam.Create(plan.inputs) | "Match" >> beam.ParDo(MatchGlob())
     else:
         files = p | "Files" >> beam.Create(plan.files) | "Listed" >> beam.ParDo(KnownFile())
     files = files | "SpreadFiles" >> beam.Reshuffle()

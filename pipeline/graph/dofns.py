@@ -17,7 +17,8 @@ from pipeline.encode.packing import Packer, PackSpec
 from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import DocChunks, chunk_documents
-from pipeline.ingest.parse import ParseConfig, parse_file
+from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from pipeline.ingest.sources import InputGlob, name_of
 from pipeline.io.checkpoints import checkpoint_dir
 
 STAGE_ASSEMBLE = "assemble"
@@ -39,15 +40,26 @@ def timed_chunks(meter: StageMeter, items: Iterable, size: int = 64) -> Iterator
         yield group
 
 
+File = tuple[str, int, str]  # (path, size in bytes, name: the path relative to its input's root)
+
+
 class MatchGlob(beam.DoFn):
+    """An input glob -> its files. A folder input yields only files of formats docbeam reads
+    (the rest are counted as skipped); a glob yields every file it matches."""
+
     def setup(self):
         self.meter = StageMeter("match")
 
-    def process(self, glob: str) -> Iterator[tuple[str, int]]:
+    def process(self, item: InputGlob) -> Iterator[File]:
         with self.meter.timed():
-            found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([glob])[0].metadata_list)
+            found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([item.pattern])[0].metadata_list)
+        if item.folder:
+            kept = [(p, s) for p, s in found if format_of(p)]
+            self.meter.add(skipped=len(found) - len(kept))
+            found = kept
         self.meter.add(elements_in=1, elements_out=len(found), bytes_out=sum(s for _, s in found))
-        yield from found
+        for path, size in found:
+            yield path, size, name_of(path, item.root)
 
 
 class KnownFile(beam.DoFn):
@@ -56,7 +68,7 @@ class KnownFile(beam.DoFn):
     def setup(self):
         self.meter = StageMeter("match")
 
-    def process(self, item: tuple[str, int]) -> Iterator[tuple[str, int]]:
+    def process(self, item: File) -> Iterator[File]:
         self.meter.add(elements_in=1, elements_out=1, bytes_out=item[1])
         yield item
 
@@ -68,15 +80,15 @@ class ParseFile(beam.DoFn):
     def setup(self):
         self.meter = StageMeter("parse")
 
-    def process(self, item: tuple[str, int]):
-        path, size = item
+    def process(self, item: File):
+        path, size, name = item
         self.meter.add(elements_in=1, bytes_in=size)
 
         def open_file():
             # Uncompressed: docbeam decompresses itself, to cap gzip bombs and report truncation.
             return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
-        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg)):
+        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name)):
             for rec in group:
                 if isinstance(rec, Rejection):
                     self.meter.add(rejected=1)

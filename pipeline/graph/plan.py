@@ -8,13 +8,14 @@ from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors import Extractor
 from pipeline.ingest.chunking import Windowing
 from pipeline.ingest.parse import ParseConfig
+from pipeline.ingest.sources import InputGlob
 
 
 @dataclass(frozen=True)
 class JobPlan:
     """Everything the graph needs, resolved by the launcher before the job starts."""
 
-    globs: list[str]
+    inputs: tuple[InputGlob, ...]
     output: str
     parse: ParseConfig
     windowing: Windowing
@@ -25,10 +26,14 @@ class JobPlan:
     model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
     no_store_text: bool = False  # leave the text out of documents/ and chunks/
-    files: list[tuple[str, int]] | None = None  # exact (path, size) to read instead of matching globs
+    files: list[tuple[str, int, str]] | None = None  # exact (path, size, name) to read instead of matching
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
 
     @property
     def pack(self) -> PackSpec:
         return self.encoder.pack
+
+    @property
+    def globs(self) -> list[str]:
+        return [i.pattern for i in self.inputs]

@@ -7,6 +7,7 @@ records of the same file still come out. Nothing is read unbounded: a document o
 rejected, never loaded whole.
 """
 
+import dataclasses
 import importlib
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
@@ -14,6 +15,7 @@ from typing import BinaryIO
 from pipeline.core.records import reject
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import STAGE, Record
+from pipeline.ingest.sources import relabel
 
 # extension -> format module under pipeline.ingest.formats
 FORMATS = {
@@ -37,8 +39,22 @@ def format_of(path: str) -> str | None:
     return None
 
 
-def parse_file(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig | None = None) -> Iterator[Record]:
+def parse_file(
+    path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig | None = None, name: str | None = None
+) -> Iterator[Record]:
+    """The file's Documents and Rejections. With `name` (the file relative to its input's
+    root, see sources.py), ids derived from the path are derived from the name instead."""
     cfg = cfg or ParseConfig()
+    records = _parse(path, open_file, cfg)
+    if name is None or name == path:
+        yield from records
+        return
+    for rec in records:
+        new = relabel(rec.doc_id, path, name)
+        yield rec if new == rec.doc_id else dataclasses.replace(rec, doc_id=new)
+
+
+def _parse(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> Iterator[Record]:
     fmt = format_of(path)
     if fmt is None:
         known = ", ".join(sorted(FORMATS))

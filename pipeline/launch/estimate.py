@@ -28,6 +28,7 @@ from pipeline.core.records import Document
 from pipeline.cost.pricing import PriceTable, Rates
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from pipeline.ingest.sources import for_glob
 from pipeline.io import storage
 from pipeline.launch.execute import execute
 from pipeline.launch.plan import list_files
@@ -196,7 +197,7 @@ def project(
 def estimate(plan: JobPlan, options: PipelineOptions, *, sample_size: int, hardware: str, pricing: str | None) -> dict:
     """Run `plan` on a sample of its input here and project the whole input on `hardware`.
     The sample is read and run exactly as the job would be (the same plan, another output)."""
-    files = sorted(list_files(plan.globs).items())
+    files = sorted((path, size) for path, (size, _) in list_files(plan.inputs).items())
     sample = take_sample(files, sample_size, plan.parse)
     if not sample.docs:
         raise UsageError("the sample has no readable documents; see `docbeam run` errors/ for why")
@@ -204,7 +205,7 @@ def estimate(plan: JobPlan, options: PipelineOptions, *, sample_size: int, hardw
         src = Path(tmp) / "sample.jsonl"
         rows = ({plan.parse.id_field: doc.doc_id, plan.parse.text_field: doc.text} for doc in sample.docs)
         src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        sample_plan = dataclasses.replace(plan, globs=[str(src)], files=None, output=str(Path(tmp) / "out"))
+        sample_plan = dataclasses.replace(plan, inputs=(for_glob(str(src)),), files=None, output=str(Path(tmp) / "out"))
         totals, wall = execute(sample_plan, options)
     storage.reset_retry_count()
     return project(sample, totals, wall, hardware, pricing, plan.config, plan.encoder.dtype)

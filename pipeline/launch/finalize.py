@@ -78,7 +78,7 @@ def finalize_dataflow(output: str, job_id: str, client=None) -> RunResult:
     earlier = waves.committed(plan.output)
     wave = waves.Wave(record["wave"], record["inputs"])
     if wave.key not in {r["key"] for r in earlier}:
-        files = record.get("files") or sorted(list_files(record["inputs"]))
+        files = record.get("files") or sorted(list_files(plan.inputs))
         waves.commit(plan.output, wave, files, totals, wall)
         earlier.append({"key": wave.key, "totals": totals, "wall_seconds": wall})
     merged = waves.merge_totals([r["totals"] for r in earlier])

@@ -75,7 +75,7 @@ def run(argv: list[str], handler=None) -> RunResult:
         log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
     else:
         prepare_output(plan.output, d.overwrite)
-    listing = list_files(plan.globs) if d.resume or d.wave_files else None
+    listing = list_files(plan.inputs) if d.resume or d.wave_files else None
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
     log.info("attention %s", attention["reason"])
     totals = [r["totals"] for r in records]
@@ -85,17 +85,16 @@ def run(argv: list[str], handler=None) -> RunResult:
         log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
         # A wave of listed files reads exactly those paths: never matched again as globs,
         # where a name like "a[1].jsonl" would match nothing and be lost.
-        files = None if listing is None else [(f, listing[f]) for f in wave.inputs]
+        files = None if listing is None else [(f, *listing[f]) for f in wave.inputs]
         wave_plan = dataclasses.replace(
             plan,
-            globs=wave.inputs,
             files=files,
             file_prefix=wave.key,
             committed_documents=waves.document_files(plan.output, records),
         )
-        waves.record_job(plan.output, argv, wave, [f for f, _ in files] if files else None)
+        waves.record_job(plan.output, argv, wave, [f for f, *_ in files] if files else None)
         wave_totals, wave_wall = execute(wave_plan, options, handler)
-        done = [f for f, _ in files] if files else sorted(list_files(wave.inputs))
+        done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
         waves.commit(plan.output, wave, done, wave_totals, wave_wall)
         records.append({"key": wave.key})
         totals.append(wave_totals)

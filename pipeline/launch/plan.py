@@ -16,36 +16,78 @@ from pipeline.encode.packing import PackSpec
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import Windowing
-from pipeline.ingest.parse import ParseConfig
+from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
+from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
 from pipeline.io.checkpoints import checkpoint_dir
 from pipeline.launch.options import DocbeamOptions
 
 
 def absolute(glob: str) -> str:
-    # Local paths become absolute so sources and derived doc_ids do not depend on the cwd.
+    # Local paths become absolute so the sources recorded do not depend on the cwd.
     return glob if "://" in glob else os.path.abspath(glob)
 
 
-def check_inputs(globs: list[str]) -> None:
-    if not globs:
-        raise UsageError("--input is required (one or more globs, local or gs://)")
-    results = FileSystems.match(globs, limits=[1] * len(globs))
-    empty = [g for g, r in zip(globs, results) if not r.metadata_list]
+def _is_folder(path: str) -> bool:
+    if has_wildcard(path):
+        return False
+    if "://" not in path:
+        return os.path.isdir(path)
+    # gs://bucket/prefix: a folder when it is no object but objects lie under it
+    return not FileSystems.match([path], limits=[1])[0].metadata_list and bool(
+        FileSystems.match([path.rstrip("/") + "/**"], limits=[1])[0].metadata_list
+    )
+
+
+def resolve_inputs(args: list[str]) -> tuple[InputGlob, ...]:
+    """--input arguments -> inputs: a folder means the files under it (recursively, formats
+    docbeam reads); anything else is a glob. Fails on what matches nothing."""
+    if not args:
+        raise UsageError("--input is required (one or more globs or folders, local or gs://)")
+    inputs = tuple(for_folder(a) if _is_folder(a) else for_glob(a) for a in map(absolute, args))
+    empty = [i.pattern for i, r in zip(inputs, FileSystems.match([i.pattern for i in inputs])) if not r.metadata_list]
     if empty:
         raise UsageError(f"--input matches no files: {', '.join(empty)}")
+    return inputs
 
 
-def list_files(globs: list[str]) -> dict[str, int]:
-    """path -> size of every file the globs match."""
-    return {m.path: m.size_in_bytes for r in FileSystems.match(globs) for m in r.metadata_list}
+def list_files(inputs: tuple[InputGlob, ...]) -> dict[str, tuple[int, str]]:
+    """path -> (size, name) of every file the inputs name. Two inputs that would give the same
+    document ids (the same file twice, or two files of the same name under their roots) are
+    an error here, before the job: the ids would collide."""
+    listing: dict[str, tuple[int, str]] = {}
+    owner: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+    for item, result in zip(inputs, FileSystems.match([i.pattern for i in inputs])):
+        found = result.metadata_list
+        if item.folder:
+            kept = [m for m in found if format_of(m.path)]
+            if not kept:
+                kinds = sorted({os.path.splitext(m.path)[1] or "(no extension)" for m in found})
+                raise UsageError(
+                    f"--input {item.root}: a folder with no files docbeam reads (found {', '.join(kinds)}); "
+                    f"it reads {', '.join(sorted(FORMATS))}"
+                )
+            found = kept
+        for m in found:
+            name = name_of(m.path, item.root)
+            if m.path in owner and owner[m.path] != item.pattern:
+                raise UsageError(f"{m.path} is matched by two inputs ({owner[m.path]}, {item.pattern}): give it once")
+            if by_name.get(name, m.path) != m.path:
+                raise UsageError(
+                    f"{by_name[name]} and {m.path} would give the same document ids ({name}#...): "
+                    "give one glob whose root holds both, or move one"
+                )
+            owner[m.path], by_name[name] = item.pattern, m.path
+            listing[m.path] = (m.size_in_bytes, name)
+    return listing
 
 
 def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
     d = options.view_as(DocbeamOptions)
     if needs_output and not d.output:
         raise UsageError("--output is required (a folder or gs:// prefix)")
-    globs = [absolute(g) for g in d.input or []]
-    check_inputs(globs)
+    inputs = resolve_inputs(d.input or [])
+    list_files(inputs)  # id collisions fail here, before the job
     try:
         ckpt = describe_checkpoint(checkpoint_dir(d.model, d.model_sha256))
     except CheckpointError as exc:
@@ -85,7 +127,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
     pack = PackSpec(rows=d.batch_rows, seq_len=max_seq_len)
     return JobPlan(
-        globs=globs,
+        inputs=inputs,
         output=d.output or "",
         parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
         windowing=windowing,
