@@ -13,6 +13,7 @@ commands:
   estimate  run a sample here, project time and cost for the whole input on some hardware
   report    print / re-render the cost report of a finished run
   kernels   which attention kernels this machine can run, and why not
+  embed     vectors for texts (queries), exactly as the pipeline computes them
 
 `docbeam <command> --help` explains each one."""
 
@@ -122,6 +123,50 @@ def cmd_report(argv: list[str]) -> int:
     return 0
 
 
+def cmd_embed(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="docbeam embed",
+        description="Vectors for texts (queries), computed exactly as `docbeam run` computes them: the same "
+        "checkpoint, tokenizer, chunking, encoder, pooling and normalisation. A text that fits one window gets "
+        "the vector the pipeline stores for a chunk of that text. Prints a JSON list of vectors.",
+    )
+    parser.add_argument("texts", nargs="*", metavar="TEXT", help="texts to embed")
+    parser.add_argument("--input", metavar="FILE", help="also embed every line of FILE ('-' for standard input)")
+    parser.add_argument("--out", metavar="FILE.npy", help="write the vectors as a .npy array instead of JSON")
+    parser.add_argument("--model", metavar="PATH", help="the checkpoint `docbeam run` used (default all-MiniLM-L6-v2)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--attention", default="auto")
+    ns = parser.parse_args(argv)
+    texts = list(ns.texts)
+    if ns.input:
+        try:
+            lines = sys.stdin.read() if ns.input == "-" else open(ns.input, encoding="utf-8").read()
+        except OSError as exc:
+            print(f"docbeam embed: --input {ns.input}: {exc.strerror}", file=sys.stderr)
+            return 2
+        texts += [line for line in lines.splitlines() if line.strip()]
+    if not texts:
+        print("docbeam embed: no text to embed (give TEXT arguments or --input FILE)", file=sys.stderr)
+        return 2
+    import numpy as np
+
+    from model.config import CheckpointError
+    from pipeline.encode.embed import Embedder
+
+    try:
+        vectors = Embedder(ns.model, dtype=ns.dtype, attention=ns.attention)(texts)
+    except (CheckpointError, ValueError) as exc:
+        print(f"docbeam embed: {exc}", file=sys.stderr)
+        return 2
+    if ns.out:
+        np.save(ns.out, vectors)
+        print(f"{len(texts)} vectors of {vectors.shape[1]} floats -> {ns.out}", file=sys.stderr)
+    else:
+        json.dump(vectors.tolist(), sys.stdout)
+        print()
+    return 0
+
+
 def cmd_kernels(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="docbeam kernels", description="List every attention implementation, whether it runs here and why not."
@@ -150,6 +195,7 @@ COMMANDS = {
     "estimate": cmd_estimate,
     "report": cmd_report,
     "kernels": cmd_kernels,
+    "embed": cmd_embed,
 }
 
 
@@ -164,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     if command not in COMMANDS:
         print(f"docbeam: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2
-    return COMMANDS[command](rest)
+    try:
+        return COMMANDS[command](rest)
+    except BrokenPipeError:  # `docbeam embed ... | head`: the reader left; nothing to report
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

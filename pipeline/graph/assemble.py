@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import DocInfo, Provenance, Rejection, SegmentVector, reject
+from pipeline.encode.pooling import doc_embedding
 
 STAGE = "assemble"
 
@@ -24,13 +25,6 @@ class AssembledDoc:
     document: dict
     chunks: list[dict]
     others: list[SegmentVector]  # non-chunk segments, for the extractors
-
-
-def doc_embedding(chunks: list[SegmentVector]) -> np.ndarray:
-    """L2-normalised token-weighted mean of the chunk vectors."""
-    weights = np.asarray([c.n_tokens for c in chunks], np.float64)
-    mean = (np.stack([c.vector for c in chunks]).astype(np.float64) * weights[:, None]).sum(0) / weights.sum()
-    return (mean / max(np.linalg.norm(mean), 1e-12)).astype(np.float32)
 
 
 def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> AssembledDoc | Rejection:
@@ -46,7 +40,7 @@ def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> Assembl
         "n_chars": info.n_chars,
         "n_tokens": info.n_tokens,
         "n_chunks": len(chunks),
-        "embedding": doc_embedding(chunks),
+        "embedding": doc_embedding(np.stack([c.vector for c in chunks]), [c.n_tokens for c in chunks]),
         "model": model,
         "attention": "|".join(sorted({c.attention for c in chunks})),
         "metadata": json.dumps(info.metadata, sort_keys=True, default=str) if info.metadata else None,

@@ -1,7 +1,8 @@
 import numpy as np
 
 from pipeline.core.records import DocInfo, SegmentVector
-from pipeline.graph.assemble import assemble, doc_embedding, pick_winner
+from pipeline.encode.pooling import doc_embedding
+from pipeline.graph.assemble import assemble, pick_winner
 
 
 def vec(uid, index, n, v, kind="chunk"):
@@ -27,7 +28,7 @@ def info(uid="u", source="s", row=0, n_segments=2):
 
 def test_doc_embedding_is_token_weighted_and_normalised():
     a, b = vec("u", 0, 30, [1, 0]), vec("u", 1, 10, [0, 1])
-    e = doc_embedding([a, b])
+    e = doc_embedding(np.stack([a.vector, b.vector]), [a.n_tokens, b.n_tokens])
     assert np.allclose(e, np.array([3, 1]) / np.sqrt(10), atol=1e-6)
 
 

@@ -1,0 +1,71 @@
+"""Texts -> vectors outside Beam, exactly as the pipeline computes them: queries, or a check
+of a stored vector. Same checkpoint, tokenizer, chunking, packing, encoder, pooling and
+normalisation as a job; a text that fits one window gets its chunk vector, a longer one the
+document vector (the token-weighted mean of its chunks).
+"""
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+
+from model.checkpoint import describe_checkpoint
+from pipeline.core.records import Document
+from pipeline.encode.packing import Packer, PackSpec
+from pipeline.encode.pooling import doc_embedding
+from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from pipeline.ingest.chunking import Windowing, chunk_documents
+from pipeline.ingest.sentences import DEFAULT_LANGUAGE
+from pipeline.io.checkpoints import checkpoint_dir
+
+
+class Embedder:
+    """An encoder held in memory for many calls (compiled shapes are kept)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        dtype: str = "float32",
+        attention: str = "auto",
+        max_seq_len: int | None = None,
+        stride: int = 32,
+        language: str = DEFAULT_LANGUAGE,
+        batch_rows: int = 32,
+    ):
+        ckpt = describe_checkpoint(checkpoint_dir(model))
+        seq = max_seq_len or ckpt.config.max_seq_len
+        self.tokenizer, self.special = ckpt.tokenizer, ckpt.special
+        self.windowing = Windowing(seq, stride, specials=ckpt.special.count, language=language)
+        self.pack = PackSpec(rows=batch_rows, seq_len=seq)
+        self.runtime = EncoderRuntime(EncoderSettings(model, None, attention, dtype, self.pack))
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), dim] float32, L2-normalised where the model normalises."""
+        docs = [Document(uid=str(i), doc_id=str(i), source="embed", row=i, text=t) for i, t in enumerate(texts)]
+        packer, batches = Packer(self.pack), []
+        for _, chunks in chunk_documents(docs, self.tokenizer, self.special, self.windowing):
+            for seg in chunks:
+                batches += packer.add(seg)
+        batches += packer.flush()
+        outputs, _, _ = self.runtime.encode(batches)
+        parts: dict[int, list[tuple[int, int, np.ndarray]]] = {}
+        for batch, vecs in zip(batches, outputs):
+            for row, sid, seg in batch.slots:
+                parts.setdefault(int(seg.uid), []).append((seg.index, seg.n_tokens, vecs[row, sid - 1]))
+        dim = self.runtime.checkpoint.config.hidden
+        out = np.zeros((len(texts), dim), np.float32)  # a text without tokens stays zeros
+        for i, chunks in parts.items():
+            chunks.sort(key=lambda c: c[0])
+            out[i] = doc_embedding(np.stack([v for _, _, v in chunks]), [n for _, n, _ in chunks])
+        return out
+
+
+@functools.cache
+def embedder(model: str | None = None, dtype: str = "float32", attention: str = "auto") -> Embedder:
+    return Embedder(model, dtype=dtype, attention=attention)
+
+
+def embed(texts: Sequence[str], model: str | None = None, *, dtype: str = "float32", attention: str = "auto"):
+    """Vectors of `texts` as the pipeline stores them: `pipeline.embed(["a question"])`."""
+    return embedder(model, dtype, attention)(list(texts))

@@ -1,0 +1,47 @@
+"""`pipeline.embed` and `docbeam embed`: a vector for a text is what the pipeline stored for it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.helpers import table
+from tests.reference import cosine
+
+pytestmark = pytest.mark.slow
+DOCBEAM = str(Path(sys.executable).parent / "docbeam")
+
+
+def test_embed_equals_the_stored_chunk_and_document_vectors(sample_run):
+    import pipeline
+
+    out, _ = sample_run
+    chunks = table(out, "chunks").to_pylist()[::4]
+    got = pipeline.embed([c["text"] for c in chunks])
+    assert cosine(got, np.asarray([c["embedding"] for c in chunks])).min() >= 0.99999
+    long_docs = [d for d in table(out, "documents").to_pylist() if d["n_chunks"] > 1][:5]
+    assert long_docs
+    got = pipeline.embed([d["text"] for d in long_docs])
+    assert cosine(got, np.asarray([d["embedding"] for d in long_docs])).min() >= 0.99999
+
+
+def test_the_command_prints_json_or_writes_npy(tmp_path, sample_run):
+    out, _ = sample_run
+    (chunk,) = table(out, "chunks").to_pylist()[:1]
+    queries = tmp_path / "q.txt"
+    queries.write_text("what is packing?\n\nwhy static shapes?\n")
+    res = subprocess.run([DOCBEAM, "embed", chunk["text"], "--input", str(queries)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    vecs = np.asarray(json.loads(res.stdout))
+    assert vecs.shape == (3, 384) and cosine(vecs[0], chunk["embedding"])[0] >= 0.99999
+    npy = tmp_path / "v.npy"
+    res = subprocess.run([DOCBEAM, "embed", "what is packing?", "--out", str(npy)], capture_output=True, text=True)
+    assert res.returncode == 0 and np.allclose(np.load(npy)[0], vecs[1], atol=1e-6)
+    empty = subprocess.run([DOCBEAM, "embed"], capture_output=True, text=True)
+    assert (
+        empty.returncode == 2
+        and empty.stderr.strip() == "docbeam embed: no text to embed (give TEXT arguments or --input FILE)"
+    )
