@@ -1,16 +1,14 @@
-"""What a person sees: log set-up and the closing summary of a run."""
+"""What a person sees: log set-up, the closing summary of a run, and its exit status."""
 
 import logging
+import os
 import sys
 
-from pipeline.core.flags import UsageError, job_parser
+from pipeline.core.flags import UsageError
 from pipeline.cost import report
-from pipeline.launch.job import RunResult, run
+from pipeline.launch.job import Interrupted, RunResult, run
 
-RUN_HELP = (
-    "Embed documents (and extract, with --extract) into Parquet under --output. "
-    "Any other Beam pipeline option (--runner, --direct_num_workers, ...) passes through."
-)
+EXIT_OK, EXIT_ACCOUNTING, EXIT_USAGE, EXIT_REJECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def summary(res: RunResult) -> str:
@@ -33,6 +31,26 @@ def summary(res: RunResult) -> str:
     return "\n".join(lines)
 
 
+def top_rejections(manifest: dict, n: int = 5) -> list[str]:
+    """The most frequent reasons documents were rejected, each with its first message (the
+    messages name the fix: the fields a record has, the formats docbeam reads, ...)."""
+    c = manifest["counts"]
+    ranked = sorted(c["rejected_by_error"].items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return [f"  {n_err:>6,} {err}: {c['rejected_examples'].get(err, '')}" for err, n_err in ranked]
+
+
+def exit_status(res: RunResult) -> tuple[int, list[str]]:
+    """The run's exit status and, when it failed, the lines that say why."""
+    verdict = res.manifest["verdict"]
+    if verdict["ok"]:
+        return EXIT_OK, []
+    lines = [f"FAILED: {p}" for p in verdict["problems"]]
+    if res.manifest["counts"]["rejected"]:
+        lines += ["top reasons (errors/ has one line per rejected input):", *top_rejections(res.manifest)]
+    status = EXIT_ACCOUNTING if not res.manifest["accounting"]["holds"] else EXIT_REJECTED
+    return status, lines
+
+
 def _not_beam_resource_noise(record: logging.LogRecord) -> bool:
     # Beam 2.77 imports `resource` together with its torch-only ModelManager, so without torch
     # RunInference warns on every bundle that memory "cannot be fetched". docbeam meters memory
@@ -48,16 +66,22 @@ def configure_logging() -> None:
 
 
 def run_main(argv: list[str], prog: str) -> int:
-    """`docbeam run` and `python -m pipeline.run`: run the job, print the summary; exit 0 when
-    the accounting holds, 1 when it does not, 2 on a usage error (one line, no traceback)."""
+    """`docbeam run` and `python -m pipeline.run`: run the job, print the summary, and exit
+    with the status the module docstring of pipeline.cli lists."""
     configure_logging()
-    if "-h" in argv or "--help" in argv:
-        job_parser(prog, RUN_HELP).print_help()
-        return 0
     try:
         res = run(argv)
     except UsageError as exc:
-        print(f"docbeam: {exc}", file=sys.stderr)
-        return 2
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Interrupted as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        sys.stderr.flush()
+        # Beam's worker threads may still be unwinding; their stack traces would bury the one
+        # line that matters, and nothing they do now can be committed.
+        os._exit(EXIT_INTERRUPTED)
     print(summary(res))
-    return 0 if res.manifest["accounting"]["holds"] else 1
+    status, why = exit_status(res)
+    for line in why:
+        print(line, file=sys.stderr)
+    return status

@@ -36,6 +36,21 @@ class RunResult:
     cost: dict
 
 
+class Interrupted(Exception):
+    """Ctrl-C during a run: what was committed, and how to go on."""
+
+    def __init__(self, output: str, committed: int, waves: int):
+        self.output, self.committed, self.waves = output, committed, waves
+        if waves == 1:
+            advice = (
+                "nothing was committed (one wave); rerun with --overwrite, or with --wave-files N to commit "
+                "as it goes and --resume after an interruption"
+            )
+        else:
+            advice = f"{committed} of {waves} waves committed; run the same command with --resume to continue"
+        super().__init__(f"interrupted: {advice} ({output})")
+
+
 def prepare_output(output: str, overwrite: bool) -> None:
     """Refuse to mix a new run's files with an old run's, unless told to replace them."""
     old = outputs.existing(output, tables.RUN_FOLDERS, tables.RUN_FILES)
@@ -81,6 +96,15 @@ def run(argv: list[str], handler=None) -> RunResult:
     totals = [r["totals"] for r in records]
     wall = sum(r["wall_seconds"] for r in records)
     todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, records)
+    all_waves = len(records) + len(todo)
+    try:
+        totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler)
+    except KeyboardInterrupt:
+        raise Interrupted(plan.output, len(waves.committed(plan.output)), all_waves) from None
+    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local)
+
+
+def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler) -> tuple[list[dict], float]:
     for i, wave in enumerate(todo, 1):
         log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
         # A wave of listed files reads exactly those paths: never matched again as globs,
@@ -99,7 +123,7 @@ def run(argv: list[str], handler=None) -> RunResult:
         records.append({"key": wave.key})
         totals.append(wave_totals)
         wall += wave_wall
-    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local)
+    return totals, wall
 
 
 def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, hardware: str) -> dict:
@@ -154,6 +178,7 @@ def finalize(
         "report": "_cost/report.md",
     }
     man["storage_retries"] = storage.retry_count()
+    man["verdict"] = manifest.verdict(check, options.view_as(DocbeamOptions).max_rejected)
     storage.write_text(tables.join(plan.output, tables.MANIFEST), json.dumps(man, indent=2, default=str))
     if not check["holds"]:
         log.error("accounting check FAILED: %s", json.dumps(man["accounting"]))

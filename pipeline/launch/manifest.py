@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from importlib import metadata
 
+from pipeline.core.flags import rejection_limit
 from pipeline.io import outputs
 
 
@@ -40,6 +41,9 @@ def accounting(output: str, read: int) -> dict:
     dupes = {k: n for k, n in Counter(ids).items() if n > 1}
     errors = outputs.read_errors(output)
     ok, rejected = len(ids), len(errors)
+    examples: dict[str, str] = {}
+    for e in errors:
+        examples.setdefault(e["error"], e["message"])
     return {
         "holds": read == ok + rejected and not dupes,
         "read": read,
@@ -48,7 +52,28 @@ def accounting(output: str, read: int) -> dict:
         "duplicate_doc_ids": sorted(dupes)[:20],
         "attention_used": sorted(set(docs.column("attention").to_pylist())) if docs is not None else [],
         "rejected_by_error": dict(Counter(e["error"] for e in errors)),
+        "examples": examples,  # the first message of each kind of rejection
     }
+
+
+def verdict(check: dict, max_rejected: str) -> dict:
+    """Whether the run did what it was asked: its accounting holds, it read documents, and
+    it rejected no more of them than --max-rejected allows (never all of them)."""
+    kind, value = rejection_limit(max_rejected)
+    read, rejected = check["read"], check["rejected"]
+    allowed = value if kind == "count" else value * read
+    problems = []
+    if not check["holds"]:
+        problems.append("accounting check failed")
+    if read == 0:
+        problems.append("no documents were read")
+    elif rejected == read:
+        problems.append(f"every document ({read}) was rejected")
+    elif rejected > allowed:
+        problems.append(
+            f"{rejected} of {read} documents rejected ({rejected / read:.1%}), over --max-rejected {max_rejected}"
+        )
+    return {"ok": not problems, "problems": problems, "max_rejected": max_rejected}
 
 
 def build(
@@ -78,6 +103,7 @@ def build(
             "chunks": chunk_rows,
             "extractions": extraction_rows,
             "rejected_by_error": check["rejected_by_error"],
+            "rejected_examples": check["examples"],
         },
         "accounting": {k: check[k] for k in ("holds", "read", "ok", "rejected", "duplicate_doc_ids")},
         "model": {
