@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 from apache_beam.metrics import Metrics
 
+from pipeline.cost import progress
+
 NAMESPACE = "docbeam"
 STAGES = ("match", "parse", "chunk", "pack", "encode", "assemble", "write")
 COUNTERS = (
@@ -31,6 +33,7 @@ COUNTERS = (
     "retries",
     "leak_warnings",
     "fallbacks",
+    "model_loads",
 )
 
 
@@ -50,6 +53,7 @@ class StageMeter:
         for name, value in values.items():
             if value:
                 self._counters[name].inc(int(value))
+        progress.record(self.stage, values)
 
     def gauge(self, name: str, value: int) -> None:
         Metrics.gauge(self._ns, name).set(int(value))

@@ -13,7 +13,7 @@ from pipeline.core.records import SegmentVector
 from pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import PackedBatch
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from pipeline.encode.runtime import EncoderRuntime, EncoderSettings, shared_runtime
 from pipeline.io import storage
 
 log = logging.getLogger("docbeam.encoder")
@@ -34,7 +34,10 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
 
     def load_model(self) -> EncoderRuntime:
         _count_storage_retries()
-        return EncoderRuntime(self.settings)
+        runtime, loaded = shared_runtime(self.settings)
+        if loaded:
+            StageMeter("encode").add(model_loads=1)
+        return runtime
 
     def run_inference(
         self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
@@ -71,6 +74,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
             watch = self._watches[kind]
             if watch.sample(value):
                 meter.add(leak_warnings=1)
+                meter.gauge(f"{kind}_leak_bytes", watch.growth_when_fired)
             meter.gauge(f"{kind}_bytes", value)
             meter.gauge(f"{kind}_growth_bytes", watch.growth)
 

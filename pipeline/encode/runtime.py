@@ -19,6 +19,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import kernels
 from model import embed_segments, load_checkpoint
+from pipeline.cost import progress
 from pipeline.encode.packing import PackedBatch, PackSpec
 from pipeline.io.checkpoints import checkpoint_dir
 
@@ -118,6 +119,7 @@ class EncoderRuntime:
         key = (rows := self._rows_on_devices(rows), seq)
         with self._lock:  # RunInference shares one runtime between threads: compile each shape once
             if key not in self._executables:
+                progress.note(f"compiling the encoder for batches of [{rows}, {seq}]")
                 t0 = time.perf_counter()
                 sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
                 spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
@@ -125,6 +127,7 @@ class EncoderRuntime:
                 stats.compile_seconds += time.perf_counter() - t0
                 stats.compilations += 1
                 log.info("compiled encoder for [%d, %d] in %.1fs", rows, seq, time.perf_counter() - t0)
+                progress.note("")
             return self._executables[key]
 
     def dispatch(self, batch: PackedBatch, stats: "EncodeStats") -> jax.Array:
@@ -166,6 +169,18 @@ class EncoderRuntime:
 
 
 _ACTIVE_TRACES: list[EncoderRuntime] = []
+_SHARED: dict[EncoderSettings, EncoderRuntime] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_runtime(settings: EncoderSettings) -> tuple[EncoderRuntime, bool]:
+    """The process's runtime for these settings, and whether it was loaded just now. Waves
+    (one Beam job each) in one process reuse its weights and compiled executables."""
+    with _SHARED_LOCK:
+        loaded = settings not in _SHARED
+        if loaded:
+            _SHARED[settings] = EncoderRuntime(settings)
+        return _SHARED[settings], loaded
 
 
 @atexit.register

@@ -236,7 +236,7 @@ class Assemble(beam.DoFn):
             self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(ERRORS, result)
             return
-        self.meter.add(elements_out=1)
+        self.meter.add(elements_out=1, tokens=kept.n_tokens)
         yield result.document
         for c in result.chunks:
             yield beam.pvalue.TaggedOutput(self.CHUNKS, c)

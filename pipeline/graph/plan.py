@@ -26,6 +26,8 @@ class JobPlan:
     model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
     no_store_text: bool = False  # leave the text out of documents/ and chunks/
+    input_files: int = 0  # what the inputs held when the run was planned (progress, cost)
+    input_bytes: int = 0
     files: list[tuple[str, int, str]] | None = None  # exact (path, size, name) to read instead of matching
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files

@@ -13,17 +13,19 @@ EXIT_OK, EXIT_ACCOUNTING, EXIT_USAGE, EXIT_REJECTED, EXIT_INTERRUPTED = 0, 1, 2,
 
 def summary(res: RunResult) -> str:
     c = res.manifest["counts"]
+    t = res.cost["totals"]
     enc = res.stage_totals.get("encode", {})
-    tokens = enc.get("tokens", 0)
     pad = enc.get("pad_tokens", 0)
     out = res.manifest["options"].get("output")
+    wall = max(res.wall_seconds, 1e-9)
     lines = [
         f"documents: {c['read']} read, {c['ok']} ok, {c['rejected']} rejected"
         + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(c['rejected_by_error'].items()))})" if c["rejected"] else ""),
-        f"tokens:    {tokens:,} embedded in {c['chunks']:,} chunks, padding {pad / max(tokens + pad, 1):.1%}, "
-        f"attention {res.manifest['attention']['used']}",
-        f"time:      {res.wall_seconds:.1f}s wall, {tokens / max(res.wall_seconds, 1e-9):,.0f} tokens/s, "
-        f"{c['ok'] / max(res.wall_seconds, 1e-9):.1f} docs/s",
+        f"tokens:    {t['document_tokens']:,} document tokens in {c['chunks']:,} chunks; the encoder ran "
+        f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
+        f"{res.manifest['attention']['used']}",
+        f"time:      {res.wall_seconds:.1f}s wall, {t['document_tokens'] / wall:,.0f} document tokens/s, "
+        f"{c['ok'] / wall:.1f} docs/s",
         report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",

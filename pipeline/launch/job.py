@@ -8,6 +8,8 @@ Beam job(s) it reads the outputs back, checks the accounting and writes `_manife
 import dataclasses
 import json
 import logging
+import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -24,8 +26,11 @@ from pipeline.launch.estimate import estimate, render
 from pipeline.launch.execute import execute
 from pipeline.launch.options import DocbeamOptions
 from pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention
+from pipeline.launch.progress import Display
 
 log = logging.getLogger("docbeam")
+# Seconds between plain progress lines when stderr is not a terminal (CI, Airflow logs).
+PROGRESS_SECONDS = float(os.environ.get("DOCBEAM_PROGRESS_SECONDS", "30"))
 
 
 @dataclass
@@ -92,16 +97,26 @@ def run(argv: list[str], handler=None) -> RunResult:
         prepare_output(plan.output, d.overwrite)
     listing = list_files(plan.inputs) if d.resume or d.wave_files else None
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
-    log.info("attention %s", attention["reason"])
+    log.info(
+        "%d file(s), %.1f MiB -> %s; model %s; attention %s",
+        plan.input_files,
+        plan.input_bytes / 2**20,
+        plan.output,
+        plan.model_name,
+        attention["reason"],
+    )
     totals = [r["totals"] for r in records]
     wall = sum(r["wall_seconds"] for r in records)
     todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, records)
     all_waves = len(records) + len(todo)
+    display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if local else nullcontext()
     try:
-        totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler)
+        with display:
+            totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler)
     except KeyboardInterrupt:
         raise Interrupted(plan.output, len(waves.committed(plan.output)), all_waves) from None
-    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local)
+    timeline = display.timeline if local else []
+    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local, timeline)
 
 
 def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler) -> tuple[list[dict], float]:
@@ -130,16 +145,24 @@ def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, har
     """Project the whole job's cost from a sample run; refuse to start over budget."""
     est = estimate(plan, options, sample_size=200, hardware=hardware, pricing=d.pricing)
     projected = est["projection"]["usd"]
-    log.info("budget check: projected $%.2f against --budget-usd %.2f", projected, d.budget_usd)
+    log.info("budget check: projected %s against --budget-usd %s", report.money(projected), d.budget_usd)
     if projected > d.budget_usd:
         raise UsageError(
-            f"projected cost ${projected:,.2f} exceeds --budget-usd {d.budget_usd:,.2f}; not starting.\n{render(est)}"
+            f"projected cost {report.money(projected)} exceeds --budget-usd {d.budget_usd}; not starting.\n"
+            + render(est)
         )
     return est
 
 
 def finalize(
-    plan: JobPlan, options: PipelineOptions, totals: dict, wall: float, attention: dict, rates: Rates, local: bool
+    plan: JobPlan,
+    options: PipelineOptions,
+    totals: dict,
+    wall: float,
+    attention: dict,
+    rates: Rates,
+    local: bool,
+    timeline: list[dict] | None = None,
 ) -> RunResult:
     """After the job: read the outputs back, check the accounting, write the manifest and the cost report."""
     parse = totals.get("parse", {})
@@ -156,6 +179,7 @@ def finalize(
         rates=rates,
         remote=not local,
         storage_usd=rates.gcs_usd(gcs_reads, gcs_writes),
+        timeline=timeline or [],
     )
     report.write(cost, plan.output)
     import jax
@@ -173,7 +197,8 @@ def finalize(
     )
     man["cost"] = {
         "usd": cost["totals"]["cost_usd"],
-        "usd_per_1m_tokens": cost["totals"]["usd_per_1m_tokens"],
+        "usd_per_1m_document_tokens": cost["totals"]["usd_per_1m_document_tokens"],
+        "usd_per_1k_documents": cost["totals"]["usd_per_1k_documents"],
         "hardware": rates.hardware,
         "report": "_cost/report.md",
     }

@@ -87,7 +87,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     if needs_output and not d.output:
         raise UsageError("--output is required (a folder or gs:// prefix)")
     inputs = resolve_inputs(d.input or [])
-    list_files(inputs)  # id collisions fail here, before the job
+    listing = list_files(inputs)  # id collisions fail here, before the job
     try:
         ckpt = describe_checkpoint(checkpoint_dir(d.model, d.model_sha256))
     except CheckpointError as exc:
@@ -138,6 +138,8 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         model_path=d.model,
         extractors=exs,
         no_store_text=d.no_store_text,
+        input_files=len(listing),
+        input_bytes=sum(size for size, _ in listing.values()),
     )
 
 
