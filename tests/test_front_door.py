@@ -169,3 +169,32 @@ def test_ctrl_c_stops_in_one_message_and_resume_finishes(tmp_path):
     assert done.returncode == 0, done.stderr
     manifest = json.loads((tmp_path / "out" / "_manifest.json").read_text())
     assert manifest["accounting"]["holds"] and manifest["counts"]["ok"] == 120
+
+
+@pytest.mark.slow
+def test_progress_is_plain_lines_off_a_terminal_and_a_live_bar_on_one(tmp_path):
+    args = ["run", "--input", str(SAMPLES / "articles.jsonl"), "--output"]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "DOCBEAM_PROGRESS_SECONDS": "1"}
+    plain = subprocess.run([DOCBEAM, *args, str(tmp_path / "plain")], capture_output=True, text=True, env=env)
+    lines = [line for line in plain.stderr.splitlines() if "progress: " in line]
+    assert plain.returncode == 0 and lines, plain.stderr
+    assert "40 of 42 documents" in lines[-1] and "document tokens" in lines[-1] and "ETA" in lines[-1]
+
+    import pty
+
+    leader, follower = pty.openpty()  # a terminal, as a person running docbeam has
+    proc = subprocess.Popen([DOCBEAM, *args, str(tmp_path / "live")], stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=60) == 0
+    text = seen.decode(errors="replace")
+    assert "━" in text and "40/42 docs" in text and "tok/s" in text  # rich's bar, in the user's units
+    assert "progress: " not in text
