@@ -210,6 +210,19 @@ def test_the_command_line_airflow_builds_parses_back_in_beam(dags):
     assert parsed.view_as(GoogleCloudOptions).dataflow_service_options == [
         "worker_accelerator=type:tpu-v6e-slice;topology:2x4"
     ]
+    # What the operator adds before it starts pipeline/run.py (its own dataflow_config keys),
+    # through docbeam's strict command-line check: nothing it passes is refused.
+    from pipeline.core.command_line import check_job_args
+
+    added = {
+        "runner": "DataflowRunner",
+        "job_name": "docbeam-20261201-5f2a",
+        "project": "p2",
+        "region": "us-east5",
+        "labels": {"airflow-version": "v3-3-2"},
+        "impersonate_service_account": "sa@p2.iam.gserviceaccount.com",
+    }
+    check_job_args(beam_options_to_args({**opts, **added}), "python -m pipeline.run")
 
 
 def test_tasks_are_wired_to_the_resolved_options_and_the_pushed_job_id(dags):
@@ -264,3 +277,23 @@ def test_local_dag_runs_the_sample_job_end_to_end(airflow_db, tmp_path, monkeypa
     assert sorted(p.name for p in (out / "documents").glob("*.parquet"))
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["counts"]["ok"] > 0
+
+
+def test_the_finalize_task_fails_when_the_run_failed(dags, monkeypatch):
+    """The DAG's last task applies the run's verdict (accounting, --max-rejected): a scheduled
+    run that rejected everything fails its task instead of ending green."""
+    import types
+
+    import pipeline.launch.finalize as fin
+
+    verdicts = iter([{"ok": True, "problems": []}, {"ok": False, "problems": ["every document (3) was rejected"]}])
+
+    def finished(output, job_id):  # stands in for the Dataflow API, which cannot run here
+        return types.SimpleNamespace(manifest={"verdict": next(verdicts), "counts": {"ok": 3}})
+
+    monkeypatch.setattr(fin, "finalize_dataflow", finished)
+    task = dags["docbeam_dataflow"].get_task("finalize")
+    ti = types.SimpleNamespace(xcom_pull=lambda **kw: "job-1")
+    assert task.python_callable("gs://b/out", ti=ti) == {"ok": 3}
+    with pytest.raises(RuntimeError, match="every document \\(3\\) was rejected"):
+        task.python_callable("gs://b/out", ti=ti)

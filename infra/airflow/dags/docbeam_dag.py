@@ -193,8 +193,9 @@ with DAG(
 
         job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
         result = finalize_dataflow(output, job_id)
-        if not result.manifest["accounting"]["holds"]:
-            raise RuntimeError(f"accounting check failed: {result.manifest['accounting']}")
+        verdict = result.manifest["verdict"]  # accounting, documents read, --max-rejected: as `docbeam run`
+        if not verdict["ok"]:
+            raise RuntimeError(f"docbeam run failed: {'; '.join(verdict['problems'])} (see {output}/errors/)")
         return result.manifest["counts"]
 
     resolved >> run_dataflow >> wait_for_job >> finalize(resolved["output"])
