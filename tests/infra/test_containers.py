@@ -241,12 +241,23 @@ def test_the_flex_template_command_line_passes_the_strict_check():
     from pipeline.core.command_line import check_job_args
 
     meta = json.loads((REPO / "infra" / "dataflow" / "flex_template.json").read_text())
-    example = {"input": "gs://b/in/*", "output": "gs://b/out", "hardware": "tpu-v5e:1", "budget_usd": "10"}
-    argv = [
-        f"--{p['name']}={example.get(p['name'], 'auto' if p['name'] == 'attention' else '1')}"
-        for p in meta["parameters"]
-        if p["name"] in example or not p.get("regexes")
-    ]
+    example = {
+        "input": "gs://b/in/*",
+        "output": "gs://b/out",
+        "attention": "auto",
+        "extract": "keyphrases,summary",
+        "label_file": "gs://b/labels.yaml",
+        "max_seq_len": "256",
+        "batch_rows": "32",
+        "dtype": "bfloat16",
+        "model": "gs://b/model",
+        "hardware": "tpu-v5e:1",
+        "budget_usd": "10",
+    }
+    assert set(example) == {p["name"] for p in meta["parameters"]}, "give every template parameter an example"
+    for p in meta["parameters"]:
+        assert all(re.fullmatch(rx, example[p["name"]]) for rx in p.get("regexes", [])), p["name"]
+    argv = [f"--{name}={value}" for name, value in example.items()]
     launcher = [
         "--runner=DataflowRunner",
         "--project=p",
