@@ -225,6 +225,14 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
     _flag(parser, "resume", action="store_true", help="skip input shards already committed to --output")
     _flag(
         parser,
+        "reuse",
+        metavar="PREVIOUS_OUTPUT",
+        help="copy the outputs of documents unchanged since this earlier run (same doc_id, same text, same "
+        "settings) instead of encoding them again; the input must be the whole corpus, not a delta "
+        "(documents it lacks are listed as removed)",
+    )
+    _flag(
+        parser,
         "wave-files",
         type=non_negative_int,
         default=0,

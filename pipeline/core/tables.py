@@ -11,9 +11,9 @@ import pyarrow as pa
 
 DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS = "documents", "chunks", "extractions", "errors"
 DATA_TABLES = (DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS)  # what a wave writes
-COST, PROGRESS = "_cost", "_progress"
+COST, PROGRESS, REMOVED = "_cost", "_progress", "removed"
 MANIFEST, JOB_RECORD = "_manifest.json", "_job.json"  # _job.json: what the launcher submitted last
-RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS)  # everything a run owns under --output
+RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS, REMOVED)  # everything a run owns under --output
 RUN_FILES = (MANIFEST, JOB_RECORD)
 SUFFIX = {DOCUMENTS: ".parquet", CHUNKS: ".parquet", EXTRACTIONS: ".parquet", ERRORS: ".jsonl"}
 

@@ -15,7 +15,7 @@ from apache_beam.metrics import Metrics
 from pipeline.cost import progress
 
 NAMESPACE = "docbeam"
-STAGES = ("match", "parse", "chunk", "pack", "encode", "assemble", "write")
+STAGES = ("match", "parse", "reuse", "chunk", "pack", "encode", "assemble", "write")
 COUNTERS = (
     "elements_in",
     "elements_out",

@@ -24,6 +24,7 @@ FIELDS = ("elements_in", "elements_out", "bytes_in", "bytes_out", "tokens", "pad
 UNITS = {
     "match": ("inputs", "files"),
     "parse": ("files", "documents"),
+    "reuse": ("documents", "documents"),
     "chunk": ("documents", "segments"),
     "pack": ("segments", "batches"),
     "encode": ("segments", "vectors"),
@@ -90,7 +91,10 @@ def build(
     rows.append(other)
     total = compute + storage_usd
     encode = totals.get("encode", {})
-    doc_tokens = int(totals.get("assemble", {}).get("tokens", 0))
+    encoded_tokens = int(totals.get("assemble", {}).get("tokens", 0))
+    reused = totals.get("reuse", {})
+    reused_docs, reused_tokens = int(reused.get("elements_out", 0)), int(reused.get("tokens", 0))
+    doc_tokens = encoded_tokens + reused_tokens
     encoder_tokens = int(encode.get("tokens", 0))
     return {
         "hardware": rates.describe(),
@@ -111,6 +115,14 @@ def build(
             "usd_per_1m_encoder_tokens": total / encoder_tokens * 1e6 if encoder_tokens else None,
             "document_tokens_per_second": doc_tokens / wall_seconds if wall_seconds else None,
             "encoder_tokens_per_second": encoder_tokens / wall_seconds if wall_seconds else None,
+        },
+        "reuse": {
+            "documents_reused": reused_docs,
+            "document_tokens_reused": reused_tokens,
+            "documents_encoded": documents - reused_docs,
+            "document_tokens_encoded": encoded_tokens,
+            # What encoding the reused documents would have cost at this run's price per encoded token.
+            "saved_usd_estimate": total / encoded_tokens * reused_tokens if encoded_tokens else None,
         },
         "compile": {"compilations": int(encode.get("compilations", 0)), "seconds": encode.get("compile_us", 0) / 1e6},
         "memory": {
@@ -152,6 +164,7 @@ def render_markdown(report: dict) -> str:
         f"Total {money(t['cost_usd'])} (compute {money(t['compute_usd'])}, storage {money(t['storage_usd'])}) "
         f"for {t['documents']:,} documents of {t['document_tokens']:,} tokens.",
         "",
+        *_reuse_lines(report),
         f"The encoder ran {t['encoder_tokens']:,} tokens ({money(t['usd_per_1m_encoder_tokens'])} per 1M encoder "
         "tokens): document tokens plus window overlaps, model special tokens and extraction candidates.",
         "",
@@ -202,6 +215,19 @@ def render_markdown(report: dict) -> str:
         )
     lines += ["", f"Price table: `{report['price_table']['file']}`."]
     return "\n".join(lines) + "\n"
+
+
+def _reuse_lines(report: dict) -> list[str]:
+    r = report.get("reuse") or {}
+    if not r.get("documents_reused"):
+        return []
+    return [
+        f"Reused from the previous run (`--reuse`): {r['documents_reused']:,} documents, "
+        f"{r['document_tokens_reused']:,} tokens, copied, not encoded; encoded: {r['documents_encoded']:,} "
+        f"documents, {r['document_tokens_encoded']:,} tokens. Saved about {money(r['saved_usd_estimate'])} "
+        "(the reused tokens at this run's cost per encoded token).",
+        "",
+    ]
 
 
 def figure(report: dict):

@@ -10,6 +10,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from model.tokenizer import load_tokenizer
+from pipeline.core import fingerprint
 from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, reject
 from pipeline.core.tables import ERRORS
 from pipeline.cost.metering import StageMeter
@@ -108,6 +109,7 @@ class ChunkDocuments(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter("chunk")
+        self.settings = self.plan.settings_hash
         self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
 
     def process(self, docs: list[Document]):
@@ -160,6 +162,7 @@ class ChunkDocuments(beam.DoFn):
                 extractions=tuple(rows),
                 text=None if self.plan.no_store_text else doc.text,
                 provenance=doc.provenance,
+                fingerprint=fingerprint.document(self.settings, doc.text),
             ),
         )
 

@@ -3,12 +3,24 @@
 from dataclasses import dataclass, field
 
 from model.config import EncoderConfig
+from pipeline.core import fingerprint
 from pipeline.encode.packing import PackSpec
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors import Extractor
 from pipeline.ingest.chunking import Windowing
 from pipeline.ingest.parse import ParseConfig
 from pipeline.ingest.sources import InputGlob
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A previous run's tables, listed at launch (`--reuse`)."""
+
+    output: str
+    documents: list[str]
+    chunks: list[str]
+    extractions: list[str]
+    same_settings: bool
 
 
 @dataclass(frozen=True)
@@ -26,6 +38,8 @@ class JobPlan:
     model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
     no_store_text: bool = False  # leave the text out of documents/ and chunks/
+    settings: dict = field(default_factory=dict)  # everything the outputs depend on but the text
+    reuse: Reuse | None = None  # --reuse: the previous run whose unchanged documents are copied
     input_files: int = 0  # what the inputs held when the run was planned (progress, cost)
     input_bytes: int = 0
     files: list[tuple[str, int, str]] | None = None  # exact (path, size, name) to read instead of matching
@@ -39,3 +53,7 @@ class JobPlan:
     @property
     def globs(self) -> list[str]:
         return [i.pattern for i in self.inputs]
+
+    @property
+    def settings_hash(self) -> str:
+        return fingerprint.settings_hash(self.settings)

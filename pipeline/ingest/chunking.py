@@ -31,6 +31,9 @@ from pipeline.core.records import Document, Segment
 from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 BLOCK_CHARS = 100_000
+# Bumped whenever the same text and settings can give other chunks: part of every document's
+# fingerprint, so `--reuse` never copies chunks cut by an older rule.
+CHUNKING_VERSION = 2
 
 # Boundary after a token, weakest to strongest.
 INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4

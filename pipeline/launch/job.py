@@ -154,6 +154,23 @@ def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, har
     return est
 
 
+def _reuse_record(plan: JobPlan, totals: dict) -> dict:
+    """What --reuse did: reused and encoded documents and tokens, and the removed documents,
+    whose ids go to removed/doc_ids.txt."""
+    removed = manifest.removed_since(plan.reuse.output, plan.output)
+    storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
+    reused, encoded = totals.get("reuse", {}), totals.get("assemble", {})
+    return {
+        "from": plan.reuse.output,
+        "same_settings": plan.reuse.same_settings,
+        "documents_reused": int(reused.get("elements_out", 0)),
+        "tokens_reused": int(reused.get("tokens", 0)),
+        "documents_encoded": int(encoded.get("elements_out", 0)),
+        "tokens_encoded": int(encoded.get("tokens", 0)),
+        "documents_removed": len(removed),
+    }
+
+
 def finalize(
     plan: JobPlan,
     options: PipelineOptions,
@@ -202,6 +219,8 @@ def finalize(
         "hardware": rates.hardware,
         "report": "_cost/report.md",
     }
+    if plan.reuse is not None:
+        man["reuse"] = _reuse_record(plan, totals)
     man["storage_retries"] = storage.retry_count()
     man["verdict"] = manifest.verdict(check, options.view_as(DocbeamOptions).max_rejected)
     storage.write_text(tables.join(plan.output, tables.MANIFEST), json.dumps(man, indent=2, default=str))

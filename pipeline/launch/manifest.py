@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from importlib import metadata
 
+from pipeline.core import tables
 from pipeline.core.flags import rejection_limit
 from pipeline.io import outputs
 
@@ -115,9 +116,21 @@ def build(
             "stride": plan.windowing.stride,
             "dtype": plan.encoder.dtype,
         },
+        # What every document's fingerprint hashes besides its text (`--reuse` compares these).
+        "settings": {"hash": plan.settings_hash, "values": plan.settings},
         "attention": {**attention, "used_by_workers": check["attention_used"]},
         "versions": versions(),
         "platform": {"machine": platform.machine(), "system": platform.system(), "devices": devices},
         "options": options,
         "wall_seconds": round(wall_seconds, 3),
     }
+
+
+def removed_since(previous: str, output: str) -> list[str]:
+    """doc_ids of the previous run this run's input no longer has (neither written nor
+    rejected now): the input is the whole corpus, so they were deleted."""
+    before = outputs.read_table(previous, tables.DOCUMENTS, ["doc_id"])
+    now = outputs.read_table(output, tables.DOCUMENTS, ["doc_id"])
+    seen = set(now.column("doc_id").to_pylist()) if now is not None else set()
+    seen |= {e["doc_id"] for e in outputs.read_errors(output) if e.get("doc_id")}
+    return sorted(set(before.column("doc_id").to_pylist()) - seen) if before is not None else []

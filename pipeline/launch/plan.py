@@ -2,24 +2,33 @@
 model that cannot be read, a kernel that cannot run here or a bad extractor setting fail
 here, in one line, not inside a worker."""
 
+import hashlib
+import json
+import logging
 import os
+from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
 import kernels
-from model.checkpoint import describe_checkpoint
+from model.checkpoint import describe_checkpoint, sha256_of
 from model.config import CheckpointError
 from pipeline import extractors
+from pipeline.core import fingerprint, tables
 from pipeline.core.flags import UsageError, extract_list
 from pipeline.encode.packing import PackSpec
 from pipeline.encode.runtime import EncoderSettings
-from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import Windowing
+from pipeline.extractors.labels import DEFAULT_LABELS
+from pipeline.graph.plan import JobPlan, Reuse
+from pipeline.ingest.chunking import CHUNKING_VERSION, Windowing
 from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
+from pipeline.io import outputs, storage
 from pipeline.io.checkpoints import checkpoint_dir
 from pipeline.launch.options import DocbeamOptions
+
+log = logging.getLogger("docbeam")
 
 
 def absolute(glob: str) -> str:
@@ -82,6 +91,48 @@ def list_files(inputs: tuple[InputGlob, ...]) -> dict[str, tuple[int, str]]:
     return listing
 
 
+# Files of a checkpoint docbeam reads besides the weights: they change its vectors or tokens.
+CHECKPOINT_TEXT_FILES = ("*.json", "*/*.json")
+
+
+def checkpoint_hash(path, weights_sha256: str) -> str:
+    """The weights' sha256 and every configuration file docbeam reads (tokenizer, pooling,
+    Dense, prompts), hashed together."""
+    h = hashlib.sha256(weights_sha256.encode())
+    root = Path(path)
+    for f in sorted({p for pattern in CHECKPOINT_TEXT_FILES for p in root.glob(pattern)}):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    for f in sorted(root.glob("*/model.safetensors")):  # Dense layers' weights
+        h.update(str(f.relative_to(root)).encode() + b"\0" + sha256_of(f).encode())
+    return h.hexdigest()[:32]
+
+
+def _by_content(settings: dict) -> dict:
+    """An extractor's settings, a label file by its content (the default one included)."""
+    out = dict(settings)
+    if "labels_file" in out:
+        out["labels_file"] = hashlib.sha256(Path(out["labels_file"] or DEFAULT_LABELS).read_bytes()).hexdigest()[:32]
+    return out
+
+
+def _previous_run(previous: str, output: str | None, settings: dict) -> Reuse:
+    """The run `--reuse` names, its tables listed, and whether its settings are this run's."""
+    if output and previous.rstrip("/") == output.rstrip("/"):
+        raise UsageError("--reuse and --output name the same folder; write the new run somewhere else")
+    path = tables.join(previous, tables.MANIFEST)
+    if not storage.exists(path):
+        raise UsageError(f"--reuse {previous}: no {tables.MANIFEST} there (not a finished docbeam run)")
+    before = json.loads(storage.read_text(path)).get("settings", {})
+    changed = fingerprint.changed(before.get("values", {}), settings)
+    if changed:
+        log.warning("--reuse %s: settings changed (%s): every document is encoded again", previous, "; ".join(changed))
+
+    def files(table: str) -> list[str]:
+        return outputs.files(previous, table, tables.SUFFIX[table])
+
+    return Reuse(previous, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), not changed)
+
+
 def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
     d = options.view_as(DocbeamOptions)
     if needs_output and not d.output:
@@ -126,6 +177,16 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
     pack = PackSpec(rows=d.batch_rows, seq_len=max_seq_len)
+    outputs_depend_on = {
+        "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
+        "dtype": d.dtype,
+        "max_seq_len": max_seq_len,
+        "stride": d.stride,
+        "language": d.language,
+        "chunking": CHUNKING_VERSION,
+        "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
+    }
+    previous = _previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None
     return JobPlan(
         inputs=inputs,
         output=d.output or "",
@@ -138,6 +199,8 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         model_path=d.model,
         extractors=exs,
         no_store_text=d.no_store_text,
+        settings=outputs_depend_on,
+        reuse=previous,
         input_files=len(listing),
         input_bytes=sum(size for size, _ in listing.values()),
     )
