@@ -247,7 +247,22 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         action="store_true",
         help="leave the text out of documents/ and chunks/ (you keep it elsewhere; offsets still refer to it)",
     )
-    _flag(parser, "budget-usd", type=float, help="refuse to start when the projected cost exceeds this")
+    _flag(
+        parser,
+        "budget-usd",
+        type=float,
+        help="run --budget-sample documents first and refuse to go on when the whole input's projected cost "
+        "exceeds this (the sample's outputs are kept, not run twice); an input no bigger than the sample is "
+        "run and held to the budget as it goes",
+    )
+    _flag(
+        parser,
+        "budget-sample",
+        type=positive_int,
+        default=200,
+        metavar="N",
+        help="documents the --budget-usd projection runs (default 200)",
+    )
     _flag(
         parser,
         "max-rejected",

@@ -21,6 +21,7 @@ class Reuse:
     chunks: list[str]
     extractions: list[str]
     same_settings: bool
+    budget_sample: bool = False  # the --budget-usd sample of this very run, not an earlier run
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import sys
 
 from pipeline.core.flags import UsageError
 from pipeline.cost import report
-from pipeline.launch.job import Interrupted, RunResult, run
+from pipeline.launch.job import Interrupted, RunResult, Stopped, run
 
 EXIT_OK, EXIT_ACCOUNTING, EXIT_USAGE, EXIT_REJECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -49,7 +49,7 @@ def exit_status(res: RunResult) -> tuple[int, list[str]]:
     lines = [f"FAILED: {p}" for p in verdict["problems"]]
     if res.manifest["counts"]["rejected"]:
         lines += ["top reasons (errors/ has one line per rejected input):", *top_rejections(res.manifest)]
-    status = EXIT_ACCOUNTING if not res.manifest["accounting"]["holds"] else EXIT_REJECTED
+    status = EXIT_ACCOUNTING if not res.manifest["accounting"]["holds"] else EXIT_REJECTED  # rejections, budget
     return status, lines
 
 
@@ -82,6 +82,9 @@ def run_main(argv: list[str], prog: str) -> int:
         # Beam's worker threads may still be unwinding; their stack traces would bury the one
         # line that matters, and nothing they do now can be committed.
         os._exit(EXIT_INTERRUPTED)
+    except Stopped as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.status
     print(summary(res))
     status, why = exit_status(res)
     for line in why:

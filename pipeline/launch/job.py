@@ -19,7 +19,7 @@ from pipeline.core.flags import UsageError
 from pipeline.cost import report
 from pipeline.cost.pricing import PriceTable, PricingError, Rates
 from pipeline.graph import runners
-from pipeline.graph.plan import JobPlan
+from pipeline.graph.plan import JobPlan, Reuse
 from pipeline.io import outputs, storage
 from pipeline.launch import manifest, waves
 from pipeline.launch.estimate import estimate, render
@@ -41,8 +41,22 @@ class RunResult:
     cost: dict
 
 
-class Interrupted(Exception):
+class Stopped(Exception):
+    """A run that ended before its last wave; `status` is its exit status."""
+
+    status = 1
+
+
+class BudgetSpent(Stopped):
+    """--budget-usd reached between waves (an input that fit the budget sample)."""
+
+    status = 3
+
+
+class Interrupted(Stopped):
     """Ctrl-C during a run: what was committed, and how to go on."""
+
+    status = 130
 
     def __init__(self, output: str, committed: int, waves: int):
         self.output, self.committed, self.waves = output, committed, waves
@@ -87,14 +101,14 @@ def run(argv: list[str], handler=None) -> RunResult:
     plan = make_plan(options)
     local = runners.is_local(options)
     rates = make_rates(d, local=local)
-    if d.budget_usd is not None:
-        check_budget(plan, options, d, rates.hardware)
     records = waves.committed(plan.output) if d.resume else []
     if d.resume:
         stale = waves.remove_uncommitted(plan.output, records)
         log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
     else:
         prepare_output(plan.output, d.overwrite)
+    if d.budget_usd is not None and not d.resume:
+        plan = check_budget(plan, options, d, rates.hardware)
     listing = list_files(plan.inputs) if d.resume or d.wave_files else None
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
     log.info(
@@ -110,16 +124,17 @@ def run(argv: list[str], handler=None) -> RunResult:
     todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, records)
     all_waves = len(records) + len(todo)
     display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if local else nullcontext()
+    budget = (d.budget_usd, rates) if d.budget_usd is not None else None
     try:
         with display:
-            totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler)
+            totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler, budget)
     except KeyboardInterrupt:
         raise Interrupted(plan.output, len(waves.committed(plan.output)), all_waves) from None
     timeline = display.timeline if local else []
     return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local, timeline)
 
 
-def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler) -> tuple[list[dict], float]:
+def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler, budget) -> tuple[list[dict], float]:
     for i, wave in enumerate(todo, 1):
         log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
         # A wave of listed files reads exactly those paths: never matched again as globs,
@@ -138,30 +153,54 @@ def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handle
         records.append({"key": wave.key})
         totals.append(wave_totals)
         wall += wave_wall
+        if budget and i < len(todo) and wall * budget[1].usd_per_hour / 3600 > budget[0]:
+            spent = report.money(wall * budget[1].usd_per_hour / 3600)
+            raise BudgetSpent(
+                f"stopped after wave {i} of {len(todo)}: {spent} spent, over --budget-usd {budget[0]}; the waves "
+                f"done are committed: --resume (with a higher --budget-usd) continues ({plan.output})"
+            )
     return totals, wall
 
 
-def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, hardware: str) -> dict:
-    """Project the whole job's cost from a sample run; refuse to start over budget."""
-    est = estimate(plan, options, sample_size=200, hardware=hardware, pricing=d.pricing)
+def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, hardware: str) -> JobPlan:
+    """Project the whole job's cost from a sample run; refuse to start over budget. The
+    sample's outputs stay under the output and the job reuses them (each document is encoded
+    once); an input no bigger than the sample is simply run, held to the budget as it goes."""
+    sample_out = tables.join(plan.output, tables.BUDGET_SAMPLE)
+    est = estimate(
+        plan, options, sample_size=d.budget_sample, hardware=hardware, pricing=d.pricing, sample_output=sample_out
+    )
+    if est is None:
+        log.info("budget check: the input fits the --budget-sample; it runs held to --budget-usd %s", d.budget_usd)
+        return plan
     projected = est["projection"]["usd"]
     log.info("budget check: projected %s against --budget-usd %s", report.money(projected), d.budget_usd)
     if projected > d.budget_usd:
+        storage.delete_folder(sample_out)
         raise UsageError(
             f"projected cost {report.money(projected)} exceeds --budget-usd {d.budget_usd}; not starting.\n"
             + render(est)
         )
-    return est
+    if plan.reuse is not None:  # --reuse of an earlier run wins; the sample is then run twice
+        return plan
+
+    def files(table: str) -> list[str]:
+        return outputs.files(sample_out, table, tables.SUFFIX[table])
+
+    sample = Reuse(sample_out, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), True, True)
+    return dataclasses.replace(plan, reuse=sample)
 
 
 def _reuse_record(plan: JobPlan, totals: dict) -> dict:
     """What --reuse did: reused and encoded documents and tokens, and the removed documents,
     whose ids go to removed/doc_ids.txt."""
-    removed = manifest.removed_since(plan.reuse.output, plan.output)
-    storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
+    removed = [] if plan.reuse.budget_sample else manifest.removed_since(plan.reuse.output, plan.output)
+    if not plan.reuse.budget_sample:
+        storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
     reused, encoded = totals.get("reuse", {}), totals.get("assemble", {})
     return {
         "from": plan.reuse.output,
+        "budget_sample": plan.reuse.budget_sample,
         "same_settings": plan.reuse.same_settings,
         "documents_reused": int(reused.get("elements_out", 0)),
         "tokens_reused": int(reused.get("tokens", 0)),
@@ -222,7 +261,10 @@ def finalize(
     if plan.reuse is not None:
         man["reuse"] = _reuse_record(plan, totals)
     man["storage_retries"] = storage.retry_count()
-    man["verdict"] = manifest.verdict(check, options.view_as(DocbeamOptions).max_rejected)
+    d = options.view_as(DocbeamOptions)
+    man["verdict"] = manifest.verdict(check, d.max_rejected, cost["totals"]["cost_usd"], d.budget_usd)
+    if plan.reuse is not None and plan.reuse.budget_sample:  # copied into this run: no longer needed
+        storage.delete_folder(tables.join(plan.output, tables.BUDGET_SAMPLE))
     storage.write_text(tables.join(plan.output, tables.MANIFEST), json.dumps(man, indent=2, default=str))
     if not check["holds"]:
         log.error("accounting check FAILED: %s", json.dumps(man["accounting"]))

@@ -57,9 +57,10 @@ def accounting(output: str, read: int) -> dict:
     }
 
 
-def verdict(check: dict, max_rejected: str) -> dict:
-    """Whether the run did what it was asked: its accounting holds, it read documents, and
-    it rejected no more of them than --max-rejected allows (never all of them)."""
+def verdict(check: dict, max_rejected: str, cost_usd: float | None = None, budget_usd: float | None = None) -> dict:
+    """Whether the run did what it was asked: its accounting holds, it read documents, it
+    rejected no more of them than --max-rejected allows (never all of them), and it cost no
+    more than --budget-usd."""
     kind, value = rejection_limit(max_rejected)
     read, rejected = check["read"], check["rejected"]
     allowed = value if kind == "count" else value * read
@@ -74,6 +75,8 @@ def verdict(check: dict, max_rejected: str) -> dict:
         problems.append(
             f"{rejected} of {read} documents rejected ({rejected / read:.1%}), over --max-rejected {max_rejected}"
         )
+    if budget_usd is not None and cost_usd is not None and cost_usd > budget_usd:
+        problems.append(f"the run cost ${cost_usd:.2g}, over --budget-usd {budget_usd}")
     return {"ok": not problems, "problems": problems, "max_rejected": max_rejected}
 
 

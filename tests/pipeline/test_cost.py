@@ -203,6 +203,34 @@ def test_estimate_reads_the_sample_with_the_job_field_names(tmp_path):
 
 @pytest.mark.slow
 def test_budget_refuses_before_starting(tmp_path):
-    with pytest.raises(UsageError, match="exceeds --budget-usd"):
-        run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001")
-    assert not (tmp_path / "out" / "documents").exists()
+    with pytest.raises(UsageError, match=r"projected cost \$0\.0+[1-9]\d exceeds --budget-usd 1e-07"):
+        run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001", "--budget-sample", "20")
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]  # nothing left behind
+
+
+@pytest.mark.slow
+def test_budget_check_reuses_its_sample_instead_of_running_it_twice(tmp_path):
+    from tests.helpers import write_jsonl
+
+    docs = [{"id": f"d{i}", "text": f"Document {i} talks about packing rows. " * (5 + i)} for i in range(12)]
+    src = write_jsonl(tmp_path / "in.jsonl", docs)
+    res = run_job(src, tmp_path / "out", "--budget-usd", "100", "--budget-sample", "5")
+    r = res.manifest["reuse"]
+    assert r["budget_sample"] and (r["documents_reused"], r["documents_encoded"]) == (5, 7)
+    fresh = run_job(src, tmp_path / "fresh")
+    sample_ids = {f"d{i}" for i in range(5)}
+    chunks = table(tmp_path / "fresh", "chunks").to_pylist()
+    assert res.stage_totals["encode"]["tokens"] == sum(c["n_tokens"] for c in chunks if c["doc_id"] not in sample_ids)
+    assert fresh.stage_totals["encode"]["tokens"] == sum(c["n_tokens"] for c in chunks)
+    assert res.manifest["counts"]["ok"] == 12 and not (tmp_path / "out" / "_budget_sample").exists()
+
+
+@pytest.mark.slow
+def test_an_input_within_the_sample_is_run_and_held_to_the_budget(tmp_path, capsys):
+    from pipeline.run import main
+    from tests.helpers import write_jsonl
+
+    src = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "text": f"small document {i}"} for i in range(4)])
+    assert main(["--input", str(src), "--output", str(tmp_path / "out"), "--budget-usd", "1e-9"]) == 3
+    assert "over --budget-usd 1e-09" in capsys.readouterr().err
+    assert "reuse" not in json.loads((tmp_path / "out" / "_manifest.json").read_text())  # no sample was run
