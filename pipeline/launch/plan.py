@@ -12,7 +12,7 @@ from model.checkpoint import describe_checkpoint
 from model.config import CheckpointError
 from pipeline import extractors
 from pipeline.core.flags import UsageError, extract_list
-from pipeline.encode.packing import PackSpec
+from pipeline.encode.packing import PackSpec, default_rows
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import Windowing
@@ -83,7 +83,12 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         exs = extractors.build(kinds, settings)
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
-    pack = PackSpec(rows=d.batch_rows, seq_len=max_seq_len)
+    try:
+        prompt = ckpt.config.head.prompts.resolve(d.prompt_name, "--prompt-name")
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from exc
+    # Fewer, longer rows at long windows: the same token budget per batch (packing.py).
+    pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
     return JobPlan(
         globs=globs,
         output=d.output or "",
@@ -96,18 +101,27 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         model_path=d.model,
         extractors=exs,
         no_store_text=d.no_store_text,
+        prompt_name=prompt,
     )
 
 
 def resolve_attention(plan: JobPlan, platform: str | None = None) -> dict:
-    """The choice the workers will make, made here first so a bad request fails before the job."""
-    shape = (plan.pack.rows, plan.pack.seq_len, plan.config.heads, plan.config.head_dim)
+    """The choices the workers will make, made here first so a bad request fails before the job:
+    one per row length and attention window (`by_length`); the top level states the longest rows'."""
     platform = platform or kernels.platform_of_backend()
+    cfg, by_length = plan.config, []
     try:
-        choice = kernels.get(plan.encoder.attention, platform=platform, shape=shape, dtype=plan.encoder.dtype)
+        for n in plan.pack.lengths:
+            shape = (plan.pack.rows_for(n), n, cfg.heads, cfg.head_dim)
+            layers = kernels.for_layers(
+                plan.encoder.attention, windows=cfg.windows, platform=platform, shape=shape, dtype=plan.encoder.dtype
+            )
+            by_length += [{"seq_len": n, **r} for r in layers.records(platform)]
+            if n == plan.pack.seq_len:
+                top = {**layers.choices[None].record(platform), "used": layers.name}
     except kernels.KernelUnavailable as exc:
         raise UsageError(str(exc)) from exc
-    return choice.record(platform)
+    return {**top, "by_length": by_length}
 
 
 def remote_attention(requested: str) -> dict:
