@@ -54,15 +54,24 @@ def read_config(path: Path) -> EncoderConfig:
         raise CheckpointError(f"{file}: missing {exc}") from exc
     if fields["hidden"] % fields["heads"]:
         raise CheckpointError(f"{file}: hidden_size {fields['hidden']} not divisible by {fields['heads']} heads")
-    st = path / "sentence_bert_config.json"
-    max_seq = json.loads(st.read_text()).get("max_seq_length") if st.exists() else None
-    max_seq = int(max_seq or min(512, fields["max_positions"]))
+    max_seq = trained_window(path) or min(512, fields["max_positions"])
     return EncoderConfig(
         arch=model_type,
         max_seq_len=min(max_seq, fields["max_positions"]),
         head=read_head(path, fields["hidden"]),
         **fields,
     )
+
+
+def trained_window(path: Path) -> int | None:
+    """sentence-transformers' max_seq_length: sentence_bert_config.json (up to v5), else the
+    tokenizer's model_max_length (v6 keeps it there)."""
+    for name, key in (("sentence_bert_config.json", "max_seq_length"), ("tokenizer_config.json", "model_max_length")):
+        file = path / name
+        value = json.loads(file.read_text()).get(key) if file.exists() else None
+        if isinstance(value, int) and 0 < value < 1_000_000:  # transformers writes 1e30 for "unbounded"
+            return value
+    return None
 
 
 @dataclass(frozen=True)
