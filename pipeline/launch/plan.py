@@ -2,7 +2,9 @@
 model that cannot be read, a kernel that cannot run here or a bad extractor setting fail
 here, in one line, not inside a worker."""
 
+import dataclasses
 import os
+from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
@@ -17,7 +19,8 @@ from pipeline.encode.runtime import EncoderSettings
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import Windowing
 from pipeline.ingest.parse import ParseConfig
-from pipeline.io.checkpoints import checkpoint_dir
+from pipeline.io import hub
+from pipeline.io.checkpoints import checkpoint_dir, stage_checkpoint
 from pipeline.launch.options import DocbeamOptions
 
 
@@ -46,8 +49,13 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         raise UsageError("--output is required (a folder or gs:// prefix)")
     globs = [absolute(g) for g in d.input or []]
     check_inputs(globs)
+    model, hub_ckpt = d.model, None
     try:
-        ckpt = describe_checkpoint(checkpoint_dir(d.model, d.model_sha256))
+        if model and hub.is_hub_id(model):
+            # Resolved once, here: workers get this snapshot (or its staged copy), never the hub.
+            hub_ckpt = hub.resolve(model)
+            model = str(hub_ckpt.path)
+        ckpt = describe_checkpoint(checkpoint_dir(model, d.model_sha256))
     except CheckpointError as exc:
         raise UsageError(f"--model: {exc}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
@@ -94,15 +102,28 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         output=d.output or "",
         parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
         windowing=windowing,
-        encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
-        model_name=d.model or ckpt.name,
+        encoder=EncoderSettings(model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
+        model_name=hub_ckpt.name if hub_ckpt else (d.model or ckpt.name),
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
-        model_path=d.model,
+        model_path=model,
         extractors=exs,
         no_store_text=d.no_store_text,
         prompt_name=prompt,
     )
+
+
+def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
+    """A remote runner's workers cannot read a local --model (a hub snapshot included): copy it
+    to <temp_location>/docbeam-models/<sha256> once, and pin the workers to that copy and hash."""
+    if not plan.model_path or "://" in plan.model_path:
+        return plan
+    temp = options.view_as(GoogleCloudOptions).temp_location
+    if not temp or "://" not in temp:
+        raise UsageError("--model is local: a remote runner needs --temp_location gs://... to stage it for workers")
+    staged = stage_checkpoint(Path(plan.model_path), temp, plan.weights_sha256)
+    encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
+    return dataclasses.replace(plan, model_path=staged, encoder=encoder)
 
 
 def resolve_attention(plan: JobPlan, platform: str | None = None) -> dict:
