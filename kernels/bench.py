@@ -59,6 +59,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=0, help="tokens per call: batch = tokens / T (overrides --batch)")
     ap.add_argument("--layer", choices=["modernbert"], help="preset: a ModernBERT-base attention layer, long T")
     ap.add_argument("--max-dense-gb", type=float, default=4.0, help="skip dense kernels whose scores exceed this")
+    ap.add_argument("--only", help="comma list of kernels to time (default: every one that runs here)")
     ap.add_argument("--emulated", action="store_true", help="also time interpret-mode kernels (T <= 512)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
@@ -83,7 +84,7 @@ def _batch(args, seq: int) -> int:
 
 def _table(args, platform: str, seqs: list[int], window: int | None) -> dict:
     results: dict[str, dict[int, float | None]] = {}
-    for name in kernels.names():
+    for name in args.only.split(",") if args.only else kernels.names():
         avail = registry.availability(name, platform, dtype=args.dtype, window=window)
         emulated = avail.status is Status.EMULATED
         if not avail.usable or (emulated and not args.emulated):
