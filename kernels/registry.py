@@ -141,9 +141,10 @@ def _windows(name: str) -> bool:
         return False
 
 
-# From `python -m kernels.bench --layer modernbert` on the 2-core CPU (docs/models.md): from
-# this length on, blockwise beats the dense kernels (and dense global attention needs
-# ~3 GB of scores per row per layer at T=8192).
+# `python -m kernels.bench --layer modernbert` on the 2-core CPU (docs/models.md). Global
+# layers: xla_fused stays ~1.05x (T=4096) to 1.3x (T=8192) faster than blockwise, but holds
+# heads*T^2*4 bytes of scores per row (3.2 GB at 8192): from 4096 on, auto takes blockwise
+# for memory. Local layers: blockwise computes only the blocks inside the window.
 CPU_BLOCKWISE_LOCAL_FROM = 1024
 CPU_BLOCKWISE_GLOBAL_FROM = 4096
 GPU_FLASH_FROM = 1024
