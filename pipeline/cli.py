@@ -27,6 +27,7 @@ commands:
   report    print / re-render the cost report of a finished run
   embed     vectors for texts (queries), exactly as the pipeline computes them
   kernels   which attention kernels this machine can run, and why not
+  models    the architectures, pooling modes and model families docbeam reads
 
 `docbeam <command> --help` explains each one; `docbeam --version` prints the version."""
 
@@ -149,19 +150,54 @@ def cmd_kernels(argv: list[str]) -> int:
     )
     parser.add_argument("--seq-len", type=positive_int, default=256, help="sequence length to check (default 256)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument(
+        "--window", type=positive_int, default=None, help="a local window (tokens either side), e.g. 64"
+    )
     args = parser.parse_args(argv)
     import kernels
 
     platform = kernels.platform_of_backend()
-    shape = (32, args.seq_len, 12, 32)
-    print(f"platform: {platform}; shape [batch, seq, heads, head_dim] = {list(shape)}, {args.dtype}\n")
-    for r in kernels.report(platform, shape, args.dtype):
+    shape = (max(1, min(32, 8192 // args.seq_len)), args.seq_len, 12, 32)
+    window = "" if args.window is None else f", local window {args.window}"
+    print(f"platform: {platform}; shape [batch, seq, heads, head_dim] = {list(shape)}, {args.dtype}{window}\n")
+    for r in kernels.report(platform, shape, args.dtype, args.window):
         mark = "yes" if r["available"] else "no "
         print(f"  {r['name']:<10} {mark}  {r['summary']}")
         if r["note"]:
             print(f"  {'':<10}      {r['note']}")
-    auto = kernels.get("auto", platform=platform, shape=shape, dtype=args.dtype)
+    auto = kernels.get("auto", platform=platform, shape=shape, dtype=args.dtype, window=args.window)
     print(f"\nauto -> {auto.reason}")
+    return 0
+
+
+FAMILIES = [
+    # (family, architecture, pooling, example --model): see docs/models.md
+    ("all-MiniLM / all-mpnet-style BERT", "bert", "mean + Normalize", "sentence-transformers/all-MiniLM-L6-v2"),
+    ("bge (English)", "bert", "cls + Normalize", "BAAI/bge-small-en-v1.5"),
+    ("e5 (query:/passage: prompts)", "bert", "mean + Normalize", "intfloat/e5-small-v2"),
+    ("multilingual-e5", "xlm-roberta", "mean + Normalize", "intfloat/multilingual-e5-small"),
+    ("paraphrase-multilingual", "xlm-roberta", "mean", "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"),
+    ("bge-m3 (8,192 positions)", "xlm-roberta", "cls + Normalize", "BAAI/bge-m3"),
+    ("ModernBERT embeddings (8,192)", "modernbert", "mean", "nomic-ai/modernbert-embed-base"),
+]
+
+
+def cmd_models(argv: list[str]) -> int:
+    Parser(
+        prog="docbeam models", description="The architectures, pooling modes and model families docbeam reads."
+    ).parse_args(argv)
+    from model import ARCHITECTURES, POOLING_MODES
+
+    print("architectures (config.json model_type):")
+    for name, module in ARCHITECTURES.items():
+        print(f"  {name:<12} {module.__doc__.strip().splitlines()[0]}")
+    print(f"\npooling modes (sentence-transformers Pooling; several concatenate): {', '.join(POOLING_MODES)}")
+    print("then any Dense layers (tanh, identity, relu, gelu, sigmoid) and Normalize, as modules.json lists them;")
+    print("prompts from config_sentence_transformers.json (documents: document/passage/corpus; --prompt-name)")
+    print("\n--model: a directory, a gs:// prefix, or a Hugging Face hub id ORG/NAME[@REVISION] (safetensors only)")
+    print("\nfamilies that work (one line each):")
+    for family, arch, pooling, repo in FAMILIES:
+        print(f"  {family:<32} {arch:<12} {pooling:<18} docbeam run --input 'docs/*' --output out --model {repo}")
     return 0
 
 
@@ -172,6 +208,7 @@ COMMANDS = {
     "report": cmd_report,
     "embed": cmd_embed,
     "kernels": cmd_kernels,
+    "models": cmd_models,
 }
 
 

@@ -176,12 +176,26 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         parser,
         "model",
         metavar="PATH",
-        help="checkpoint dir or gs:// prefix (config.json, model.safetensors, tokenizer.json); "
-        "default all-MiniLM-L6-v2",
+        help="checkpoint dir, gs:// prefix or Hugging Face hub id ORG/NAME[@REVISION] (config.json, "
+        "model.safetensors, tokenizer.json; see `docbeam models`); default all-MiniLM-L6-v2",
     )
     _flag(parser, "model-sha256", metavar="HEX", help="refuse to load weights whose sha256 differs")
     _flag(parser, "dtype", default="float32", choices=DTYPES, help="encoder compute dtype")
-    _flag(parser, "batch-rows", type=positive_int, default=32, help="rows per packed encoder batch")
+    _flag(
+        parser,
+        "batch-rows",
+        type=positive_int,
+        default=None,
+        help="rows of --max-seq-len tokens per encoder batch; default 8192 tokens' worth (32 rows of 256, "
+        "1 row of 8192); shorter row lengths get the same token budget",
+    )
+    _flag(
+        parser,
+        "prompt-name",
+        metavar="NAME",
+        help="the checkpoint's prompt (config_sentence_transformers.json) documents get; default: its "
+        "document/passage prompt, if any",
+    )
     _flag(
         parser,
         "language",

@@ -96,7 +96,7 @@ def _shared_segments(plan: JobPlan) -> list[Segment]:
 
 
 def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
-    dim, out, name = plan.config.hidden, plan.output, plan.file_prefix
+    dim, out, name = plan.config.embedding_dim, plan.output, plan.file_prefix
     schemas = {
         tables.DOCUMENTS: tables.documents_schema(dim),
         tables.CHUNKS: tables.chunks_schema(dim),

@@ -46,6 +46,9 @@ class JobPlan:
     files: list[tuple[str, int, str]] | None = None  # exact (path, size, name) to read instead of matching
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
+    # The checkpoint prompt documents get (--prompt-name, else the checkpoint's document prompt).
+    # Resolved and recorded here; chunking puts its tokens in front of every window (issue 13).
+    prompt_name: str | None = None
 
     @property
     def pack(self) -> PackSpec:

@@ -25,7 +25,7 @@ from pipeline.launch import manifest, waves
 from pipeline.launch.estimate import estimate, render
 from pipeline.launch.execute import execute
 from pipeline.launch.options import DocbeamOptions
-from pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention
+from pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention, stage_for_workers
 from pipeline.launch.progress import Display
 
 log = logging.getLogger("docbeam")
@@ -100,6 +100,8 @@ def run(argv: list[str], handler=None) -> RunResult:
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)
     local = runners.is_local(options)
+    if not local:
+        plan = stage_for_workers(plan, options)
     rates = make_rates(d, local=local)
     records = waves.committed(plan.output) if d.resume else []
     if d.resume:

@@ -2,6 +2,7 @@
 model that cannot be read, a kernel that cannot run here or a bad extractor setting fail
 here, in one line, not inside a worker."""
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -17,15 +18,15 @@ from model.config import CheckpointError
 from pipeline import extractors
 from pipeline.core import fingerprint, tables
 from pipeline.core.flags import UsageError, extract_list
-from pipeline.encode.packing import PackSpec
+from pipeline.encode.packing import PackSpec, default_rows
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors.labels import DEFAULT_LABELS
 from pipeline.graph.plan import JobPlan, Reuse
 from pipeline.ingest.chunking import CHUNKING_VERSION, Windowing
 from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
-from pipeline.io import outputs, storage
-from pipeline.io.checkpoints import checkpoint_dir
+from pipeline.io import hub, outputs, storage
+from pipeline.io.checkpoints import checkpoint_dir, stage_checkpoint
 from pipeline.launch.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
@@ -139,8 +140,13 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         raise UsageError("--output is required (a folder or gs:// prefix)")
     inputs = resolve_inputs(d.input or [])
     listing = list_files(inputs)  # id collisions fail here, before the job
+    model, hub_ckpt = d.model, None
     try:
-        ckpt = describe_checkpoint(checkpoint_dir(d.model, d.model_sha256))
+        if model and hub.is_hub_id(model):
+            # Resolved once, here: workers get this snapshot (or its staged copy), never the hub.
+            hub_ckpt = hub.resolve(model)
+            model = str(hub_ckpt.path)
+        ckpt = describe_checkpoint(checkpoint_dir(model, d.model_sha256))
     except CheckpointError as exc:
         raise UsageError(f"--model: {exc}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
@@ -176,7 +182,12 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         exs = extractors.build(kinds, settings)
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
-    pack = PackSpec(rows=d.batch_rows, seq_len=max_seq_len)
+    try:
+        prompt = ckpt.config.head.prompts.resolve(d.prompt_name, "--prompt-name")
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from exc
+    # Fewer, longer rows at long windows: the same token budget per batch (packing.py).
+    pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
     outputs_depend_on = {
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
         "dtype": d.dtype,
@@ -185,6 +196,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         "language": d.language,
         "chunking": CHUNKING_VERSION,
         "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
+        "prompt": prompt,
     }
     previous = _previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None
     return JobPlan(
@@ -192,29 +204,51 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         output=d.output or "",
         parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
         windowing=windowing,
-        encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
-        model_name=d.model or ckpt.name,
+        encoder=EncoderSettings(model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
+        model_name=hub_ckpt.name if hub_ckpt else (d.model or ckpt.name),
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
-        model_path=d.model,
+        model_path=model,
         extractors=exs,
         no_store_text=d.no_store_text,
         settings=outputs_depend_on,
         reuse=previous,
         input_files=len(listing),
         input_bytes=sum(size for size, _ in listing.values()),
+        prompt_name=prompt,
     )
 
 
+def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
+    """A remote runner's workers cannot read a local --model (a hub snapshot included): copy it
+    to <temp_location>/docbeam-models/<sha256> once, and pin the workers to that copy and hash."""
+    if not plan.model_path or "://" in plan.model_path:
+        return plan
+    temp = options.view_as(GoogleCloudOptions).temp_location
+    if not temp or "://" not in temp:
+        raise UsageError("--model is local: a remote runner needs --temp_location gs://... to stage it for workers")
+    staged = stage_checkpoint(Path(plan.model_path), temp, plan.weights_sha256)
+    encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
+    return dataclasses.replace(plan, model_path=staged, encoder=encoder)
+
+
 def resolve_attention(plan: JobPlan, platform: str | None = None) -> dict:
-    """The choice the workers will make, made here first so a bad request fails before the job."""
-    shape = (plan.pack.rows, plan.pack.seq_len, plan.config.heads, plan.config.head_dim)
+    """The choices the workers will make, made here first so a bad request fails before the job:
+    one per row length and attention window (`by_length`); the top level states the longest rows'."""
     platform = platform or kernels.platform_of_backend()
+    cfg, by_length = plan.config, []
     try:
-        choice = kernels.get(plan.encoder.attention, platform=platform, shape=shape, dtype=plan.encoder.dtype)
+        for n in plan.pack.lengths:
+            shape = (plan.pack.rows_for(n), n, cfg.heads, cfg.head_dim)
+            layers = kernels.for_layers(
+                plan.encoder.attention, windows=cfg.windows, platform=platform, shape=shape, dtype=plan.encoder.dtype
+            )
+            by_length += [{"seq_len": n, **r} for r in layers.records(platform)]
+            if n == plan.pack.seq_len:
+                top = {**layers.choices[None].record(platform), "used": layers.name}
     except kernels.KernelUnavailable as exc:
         raise UsageError(str(exc)) from exc
-    return choice.record(platform)
+    return {**top, "by_length": by_length}
 
 
 def remote_attention(requested: str) -> dict:
