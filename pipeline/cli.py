@@ -116,6 +116,12 @@ def cmd_embed(argv: list[str]) -> int:
     parser.add_argument("--model", metavar="PATH", help="the checkpoint `docbeam run` used (default all-MiniLM-L6-v2)")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument("--attention", default="auto")
+    parser.add_argument(
+        "--prompt-name",
+        metavar="NAME",
+        help="the checkpoint prompt to put in front (default: its query prompt, if it has one; give the one "
+        "documents got to reproduce a stored chunk vector)",
+    )
     ns = parser.parse_args(argv)
     texts = list(ns.texts)
     if ns.input:
@@ -132,7 +138,7 @@ def cmd_embed(argv: list[str]) -> int:
     from pipeline.encode.embed import Embedder
 
     try:
-        vectors = Embedder(ns.model, dtype=ns.dtype, attention=ns.attention)(texts)
+        vectors = Embedder(ns.model, dtype=ns.dtype, attention=ns.attention, prompt_name=ns.prompt_name)(texts)
     except (CheckpointError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if ns.out:

@@ -17,7 +17,7 @@ from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import Packer, PackSpec
 from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import DocChunks, chunk_documents
+from pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from pipeline.ingest.sources import InputGlob, name_of
 from pipeline.io.checkpoints import checkpoint_dir
@@ -111,11 +111,12 @@ class ChunkDocuments(beam.DoFn):
         self.meter = StageMeter("chunk")
         self.settings = self.plan.settings_hash
         self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
+        self.frame = self.plan.frame or Frame(self.special)
 
     def process(self, docs: list[Document]):
         self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
         with self.meter.timed():
-            pairs = list(chunk_documents(docs, self.tokenizer, self.special, self.plan.windowing))
+            pairs = list(chunk_documents(docs, self.tokenizer, self.frame, self.plan.windowing))
         for doc, chunks in pairs:
             yield from self._one(doc, chunks)
 

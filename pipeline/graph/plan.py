@@ -7,7 +7,7 @@ from pipeline.core import fingerprint
 from pipeline.encode.packing import PackSpec
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors import Extractor
-from pipeline.ingest.chunking import Windowing
+from pipeline.ingest.chunking import Frame, Windowing
 from pipeline.ingest.parse import ParseConfig
 from pipeline.ingest.sources import InputGlob
 
@@ -49,6 +49,7 @@ class JobPlan:
     # The checkpoint prompt documents get (--prompt-name, else the checkpoint's document prompt).
     # Resolved and recorded here; chunking puts its tokens in front of every window (issue 13).
     prompt_name: str | None = None
+    frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)
 
     @property
     def pack(self) -> PackSpec:

@@ -22,7 +22,7 @@ from pipeline.encode.packing import PackSpec, default_rows
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors.labels import DEFAULT_LABELS
 from pipeline.graph.plan import JobPlan, Reuse
-from pipeline.ingest.chunking import CHUNKING_VERSION, Windowing
+from pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
 from pipeline.io import hub, outputs, storage
@@ -157,8 +157,9 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     if max_seq_len > ckpt.config.max_positions:
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
-        windowing = Windowing(max_seq_len, d.stride, specials=ckpt.special.count, language=d.language)
-    except ValueError as exc:
+        frame = Frame.of(ckpt, d.prompt_name)
+        windowing = Windowing(max_seq_len, d.stride, specials=frame.count, language=d.language)
+    except (ValueError, CheckpointError) as exc:
         raise UsageError(str(exc)) from exc
     try:
         kinds = extract_list(d.extract)
@@ -182,10 +183,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         exs = extractors.build(kinds, settings)
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
-    try:
-        prompt = ckpt.config.head.prompts.resolve(d.prompt_name, "--prompt-name")
-    except CheckpointError as exc:
-        raise UsageError(str(exc)) from exc
+    prompt = frame.prompt.name if frame.prompt else None
     # Fewer, longer rows at long windows: the same token budget per batch (packing.py).
     pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
     outputs_depend_on = {
@@ -216,6 +214,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         input_files=len(listing),
         input_bytes=sum(size for size, _ in listing.values()),
         prompt_name=prompt,
+        frame=frame,
     )
 
 
