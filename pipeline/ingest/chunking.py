@@ -19,6 +19,7 @@ the chunk's text is tokenised itself. Long texts are tokenised in blocks cut at 
 memory stays bounded and the tokens are those of the whole text.
 """
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -202,6 +203,7 @@ def windows(
             s = 0
 
 
+@functools.lru_cache(maxsize=16)  # one answer per tokenizer object: reading its JSON costs ~40 ms
 def slices_are_exact(tokenizer: Tokenizer) -> bool:
     """Whether the tokens of a chunk's text are the document's tokens between two word
     boundaries: true for WordPiece behind BERT's (or a whitespace) pre-tokenizer; not for
