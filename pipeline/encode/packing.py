@@ -13,6 +13,7 @@ the shortest row that holds it, so short documents never pay attention over 8,19
 Every length gets the same token budget per batch (`rows * seq_len`): fewer, longer rows.
 """
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -86,30 +87,29 @@ class PackedBatch:
 def _sort_key(s: Segment) -> tuple:
     # Longest first (best-fit decreasing), ties broken by identity: the same pool always
     # packs the same way, so repeated runs give bit-identical vectors.
-    return (-s.n_tokens, s.uid, s.kind, s.index)
+    return (-len(s.ids), s.uid, s.kind, s.index)
 
 
 def pack_rows(segments: list[Segment], spec: PackSpec, length: int | None = None) -> list[list[Segment]]:
-    """Best-fit decreasing: each segment goes to the fullest row it still fits in."""
+    """Best-fit decreasing: each segment goes to the fullest row it still fits in (the first
+    such row on a tie). Open rows are kept sorted by free room, so finding it is a bisect."""
     length = length or spec.seq_len
     slots = spec.segments_for(length)
     rows: list[list[Segment]] = []
-    free: list[int] = []
+    open_rows: list[tuple[int, int]] = []  # (free room, row index), sorted; full rows leave it
     for seg in sorted(segments, key=_sort_key):
-        if seg.n_tokens > length:
-            raise ValueError(f"segment of {seg.n_tokens} tokens exceeds row length {length}")
-        best = -1
-        for r, room in enumerate(free):
-            if seg.n_tokens <= room and len(rows[r]) < slots and (best < 0 or room < free[best]):
-                best = r
-                if room == seg.n_tokens:
-                    break
-        if best < 0:
+        n = len(seg.ids)
+        if n > length:
+            raise ValueError(f"segment of {n} tokens exceeds row length {length}")
+        at = bisect.bisect_left(open_rows, (n, -1))
+        if at < len(open_rows):
+            room, r = open_rows.pop(at)
+        else:
+            room, r = length, len(rows)
             rows.append([])
-            free.append(length)
-            best = len(rows) - 1
-        rows[best].append(seg)
-        free[best] -= seg.n_tokens
+        rows[r].append(seg)
+        if room - n > 0 and len(rows[r]) < slots:
+            bisect.insort(open_rows, (room - n, r))
     return rows
 
 
@@ -151,12 +151,15 @@ class Packer:
         self.pending: dict[int, list[Segment]] = {n: [] for n in spec.lengths}
         self.pending_tokens = dict.fromkeys(spec.lengths, 0)
 
-    def add(self, seg: Segment) -> Iterator[PackedBatch]:
-        length = self.spec.length_for(seg.n_tokens)
+    def add(self, seg: Segment) -> list[PackedBatch]:
+        """The batches this segment completes (usually none: it joins its length's pool)."""
+        n = len(seg.ids)
+        length = self.spec.length_for(n)
         self.pending[length].append(seg)
-        self.pending_tokens[length] += seg.n_tokens
+        self.pending_tokens[length] += n
         if self.pending_tokens[length] >= self.spec.pool_batches * self.spec.rows_for(length) * length:
-            yield from self._emit(length, final=False)
+            return list(self._emit(length, final=False))
+        return []
 
     def flush(self) -> Iterator[PackedBatch]:
         for length in self.spec.lengths:

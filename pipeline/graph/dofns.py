@@ -90,13 +90,12 @@ class ParseFile(beam.DoFn):
             return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
         for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name)):
+            docs = [r for r in group if not isinstance(r, Rejection)]
+            self.meter.add(  # one update per group, not per record: the meter is not free
+                rejected=len(group) - len(docs), elements_out=len(docs), bytes_out=sum(len(d.text) for d in docs)
+            )
             for rec in group:
-                if isinstance(rec, Rejection):
-                    self.meter.add(rejected=1)
-                    yield beam.pvalue.TaggedOutput(ERRORS, rec)
-                else:
-                    self.meter.add(elements_out=1, bytes_out=len(rec.text))
-                    yield rec
+                yield beam.pvalue.TaggedOutput(ERRORS, rec) if isinstance(rec, Rejection) else rec
 
 
 class ChunkDocuments(beam.DoFn):
@@ -183,13 +182,20 @@ class PackSegments(beam.DoFn):
     def _count(self, batches):
         for b in batches:
             real = b.real_tokens
-            self.meter.add(elements_out=1, tokens=real, pad_tokens=b.tokens.size - real, bytes_out=b.tokens.nbytes * 3)
+            self.meter.add(
+                elements_in=len(b.slots),
+                elements_out=1,
+                tokens=real,
+                pad_tokens=b.tokens.size - real,
+                bytes_out=b.tokens.nbytes * 3,
+            )
         return batches
 
     def process(self, seg: Segment):
-        self.meter.add(elements_in=1)
-        with self.meter.timed():
-            ready = self._count(list(self.packer.add(seg)))
+        ready = self.packer.add(seg)  # most segments only join the pool: nothing to time or meter
+        if ready:
+            with self.meter.timed():
+                ready = self._count(ready)
         yield from ready
 
     def finish_bundle(self):
@@ -214,10 +220,9 @@ class Assemble(beam.DoFn):
         infos, vectors = list(grouped["info"]), list(grouped["vec"])
         if not infos:  # a doc_id only an earlier wave has: nothing to do here
             return
-        self.meter.add(elements_in=len(infos))
         if list(grouped["committed"]):  # an earlier wave of this run already wrote this doc_id
+            self.meter.add(elements_in=len(infos), rejected=len(infos))
             for info in infos:
-                self.meter.add(rejected=1)
                 yield beam.pvalue.TaggedOutput(
                     ERRORS,
                     reject(
@@ -233,14 +238,18 @@ class Assemble(beam.DoFn):
         with self.meter.timed():
             kept, dupes = pick_winner(infos)
             result = assemble(kept, [v for v in vectors if v.uid == kept.uid], self.plan.model_name)
+        failed = isinstance(result, Rejection)
+        self.meter.add(
+            elements_in=len(infos),
+            rejected=len(dupes) + failed,
+            elements_out=0 if failed else 1,
+            tokens=0 if failed else kept.n_tokens,
+        )
         for rej in dupes:
-            self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(ERRORS, rej)
-        if isinstance(result, Rejection):
-            self.meter.add(rejected=1)
+        if failed:
             yield beam.pvalue.TaggedOutput(ERRORS, result)
             return
-        self.meter.add(elements_out=1, tokens=kept.n_tokens)
         yield result.document
         for c in result.chunks:
             yield beam.pvalue.TaggedOutput(self.CHUNKS, c)
