@@ -180,7 +180,14 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "model.safetensors, tokenizer.json; see `docbeam models`); default all-MiniLM-L6-v2",
     )
     _flag(parser, "model-sha256", metavar="HEX", help="refuse to load weights whose sha256 differs")
-    _flag(parser, "dtype", default="float32", choices=DTYPES, help="encoder compute dtype")
+    _flag(
+        parser,
+        "dtype",
+        default="auto",
+        choices=["auto", *DTYPES],
+        help="encoder compute dtype; auto: bfloat16 on TPU and GPU workers, float32 on a CPU (the manifest "
+        "records which and why); bfloat16 dense layers accumulate in float32",
+    )
     _flag(
         parser,
         "batch-rows",

@@ -48,6 +48,7 @@ class JobPlan:
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
     # The checkpoint prompt documents get (--prompt-name, else the checkpoint's document prompt).
     # Resolved and recorded here; chunking puts its tokens in front of every window (issue 13).
+    dtype_reason: str = ""  # why the encoder runs in its dtype (--dtype auto decides per platform)
     prompt_name: str | None = None
     frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)
 

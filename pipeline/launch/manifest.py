@@ -121,6 +121,7 @@ def build(
             "max_seq_len": plan.windowing.max_seq_len,
             "stride": plan.windowing.stride,
             "dtype": plan.encoder.dtype,
+            "dtype_reason": plan.dtype_reason,
         },
         # What every document's fingerprint hashes besides its text (`--reuse` compares these).
         "settings": {"hash": plan.settings_hash, "values": plan.settings},

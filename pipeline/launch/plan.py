@@ -18,9 +18,11 @@ from model.config import CheckpointError
 from pipeline import extractors
 from pipeline.core import fingerprint, tables
 from pipeline.core.flags import UsageError, extract_list
+from pipeline.core.hardware import catalogue, parse_spec
 from pipeline.encode.packing import PackSpec, default_rows
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors.labels import DEFAULT_LABELS
+from pipeline.graph import runners
 from pipeline.graph.plan import JobPlan, Reuse
 from pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
@@ -134,6 +136,25 @@ def _previous_run(previous: str, output: str | None, settings: dict) -> Reuse:
     return Reuse(previous, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), not changed)
 
 
+def _platform(options: PipelineOptions, hardware: str | None) -> str:
+    """Where the encoder will run: this machine's platform for a local runner, else the kind
+    of accelerator the job is billed for (the workers' hardware)."""
+    if runners.is_local(options):
+        return kernels.platform_of_backend()
+    if hardware and parse_spec(hardware)[0] != "cpu":
+        return catalogue().get(parse_spec(hardware)[0]).kind
+    return "cpu"
+
+
+def resolve_dtype(requested: str, platform: str) -> tuple[str, str]:
+    """`--dtype auto`: bfloat16 where the chips are built for it, float32 on a CPU."""
+    if requested != "auto":
+        return requested, f"{requested}: requested"
+    if platform in ("tpu", "gpu"):
+        return "bfloat16", f"bfloat16: {platform.upper()}, whose matrix units run 16-bit at full rate"
+    return "float32", f"float32: {platform.upper()}, where the README's parity figures were measured"
+
+
 def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
     d = options.view_as(DocbeamOptions)
     if needs_output and not d.output:
@@ -153,6 +174,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"
         )
+    dtype, dtype_reason = resolve_dtype(d.dtype, _platform(options, d.hardware))
     max_seq_len = d.max_seq_len or ckpt.config.max_seq_len  # the window the model was trained on
     if max_seq_len > ckpt.config.max_positions:
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
@@ -188,7 +210,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
     outputs_depend_on = {
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
-        "dtype": d.dtype,
+        "dtype": dtype,
         "max_seq_len": max_seq_len,
         "stride": d.stride,
         "language": d.language,
@@ -202,7 +224,8 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         output=d.output or "",
         parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
         windowing=windowing,
-        encoder=EncoderSettings(model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
+        encoder=EncoderSettings(model, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
+        dtype_reason=dtype_reason,
         model_name=hub_ckpt.name if hub_ckpt else (d.model or ckpt.name),
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
