@@ -60,6 +60,7 @@ def snapshot() -> dict:
         "documents_written": int(written),
         "rejected": int(sum(v for (_, name), v in c.items() if name == "rejected")),
         "tokens_done": int(max(get("assemble", "tokens"), get("chunk", "tokens") * encoded)),
+        "chunked_tokens": int(get("chunk", "tokens")),
         "stage": active,
         "note": text,
     }

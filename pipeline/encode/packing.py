@@ -83,6 +83,16 @@ class PackedBatch:
     def shape(self) -> tuple[int, int]:
         return self.tokens.shape
 
+    @property
+    def is_flush(self) -> bool:
+        return self.tokens.size == 0
+
+    @classmethod
+    def flush(cls) -> "PackedBatch":
+        """The end of a bundle's batches: the encoder hands back the batch it keeps in flight."""
+        empty = np.zeros((0, 0), np.int32)
+        return cls(empty, empty, empty, np.zeros((0, 0), bool), 0)
+
 
 def _sort_key(s: Segment) -> tuple:
     # Longest first (best-fit decreasing), ties broken by identity: the same pool always

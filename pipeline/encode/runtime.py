@@ -167,27 +167,39 @@ class EncoderRuntime:
         exe = self._executable(batch, stats)
         return exe(self.params, *self._device_args(batch))
 
-    def encode(self, batches: list[PackedBatch]) -> tuple[list[np.ndarray], list[str], "EncodeStats"]:
-        """Per batch: [rows, max_segments, hidden] float32 and the kernel that computed it;
-        plus this call's own stats (threads share the runtime, so totals are not per call).
-        All batches are dispatched before any is awaited."""
-        stats = EncodeStats(batches=len(batches))
-        for b in batches:  # compile outside the device-time window
-            self._executable(b, stats)
+    def start(self, batch: PackedBatch) -> "InFlight":
+        """Put a batch on the device and return at once (JAX dispatch is asynchronous): the
+        caller does host work while it runs, and `finish`es it later."""
+        stats = EncodeStats(batches=1)
+        self._executable(batch, stats)  # compile outside the device-time window
         self._profile_start()
+        return InFlight(batch, self.dispatch(batch, stats), stats)
+
+    def finish(self, job: "InFlight") -> tuple[np.ndarray, str, "EncodeStats"]:
+        """Wait for a started batch: [rows, max_segments, dim] float32, the kernel that computed
+        it, and its stats (device seconds: the time the host waited for the device)."""
+        batch, stats = job.batch, job.stats
         t0 = time.perf_counter()
-        pending = [self.dispatch(b, stats) for b in batches]
-        out = [np.asarray(jax.block_until_ready(p), dtype=np.float32)[: b.shape[0]] for p, b in zip(pending, batches)]
+        out = np.asarray(jax.block_until_ready(job.result), dtype=np.float32)[: batch.shape[0]]
         stats.device_seconds += time.perf_counter() - t0
-        kernel = [self.kernels[b.shape[1]].name for b in batches]
-        for i, b in enumerate(batches):
-            if not np.isfinite(out[i]).all():
-                out[i], kernel[i] = self._redo_exactly(b), "native"
-                stats.fallbacks += 1
+        kernel = self.kernels[batch.shape[1]].name
+        if not np.isfinite(out).all():
+            out, kernel = self._redo_exactly(batch), "native"
+            stats.fallbacks += 1
         with self._lock:
             self.stats.add(stats)
         self._profile_stop()
         return out, kernel, stats
+
+    def encode(self, batches: list[PackedBatch]) -> tuple[list[np.ndarray], list[str], "EncodeStats"]:
+        """Per batch: [rows, max_segments, dim] float32 and the kernel that computed it, plus
+        these batches' stats. All are started before any is awaited."""
+        jobs = [self.start(b) for b in batches]
+        done = [self.finish(j) for j in jobs]
+        stats = EncodeStats()
+        for _, _, s in done:
+            stats.add(s)
+        return [o for o, _, _ in done], [k for _, k, _ in done], stats
 
     def _profile_start(self) -> None:
         if self.settings.profile_dir and self.stats.batches == 0 and not _ACTIVE_TRACES:
@@ -198,6 +210,15 @@ class EncoderRuntime:
     def _profile_stop(self) -> None:
         if self in _ACTIVE_TRACES and self.stats.batches >= PROFILE_BATCHES:
             finish_profiles()
+
+
+@dataclass
+class InFlight:
+    """A batch on the device: started, not yet finished."""
+
+    batch: PackedBatch
+    result: object  # the device array (or a stand-in's future): awaited by `finish`
+    stats: "EncodeStats"
 
 
 _ACTIVE_TRACES: list[EncoderRuntime] = []

@@ -14,7 +14,7 @@ from pipeline.core import fingerprint
 from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, reject
 from pipeline.core.tables import ERRORS
 from pipeline.cost.metering import StageMeter
-from pipeline.encode.packing import Packer, PackSpec
+from pipeline.encode.packing import PackedBatch, Packer, PackSpec
 from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
@@ -201,7 +201,7 @@ class PackSegments(beam.DoFn):
     def finish_bundle(self):
         with self.meter.timed():
             ready = self._count(list(self.packer.flush()))
-        for b in ready:
+        for b in [*ready, PackedBatch.flush()]:  # the flush hands back the encoder's batch in flight
             yield GlobalWindows.windowed_value(b)
 
 

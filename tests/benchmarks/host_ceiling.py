@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -24,68 +23,26 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["RAYON_NUM_THREADS"] = "1"  # the tokenizer's pool: one thread, so CPU s = one core's
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
-import numpy as np  # noqa: E402
-
-from pipeline.encode.handler import EncoderHandler  # noqa: E402
-from pipeline.encode.runtime import EncodeStats  # noqa: E402
+from tests.benchmarks.standin import HOST_WORK_DURING, StandInHandler  # noqa: E402
 
 STAGES = ("match", "parse", "chunk", "pack", "encode", "assemble", "write")
 
 
-class StandInRuntime:
-    """Measurement stand-in for the encoder (benchmarks only): unit vectors, no compute."""
-
-    def __init__(self, dim: int, device_s_per_token: float):
-        self.dim, self.device_s_per_token = dim, device_s_per_token
-        self.stats = EncodeStats()
-        self.events: list[tuple[str, int, float]] = []  # (start|end, batch number, time)
-        self._lock = threading.Lock()
-        self.choice_name = "stand-in"
-
-    def encode(self, batches):
-        stats = EncodeStats(batches=len(batches))
-        outputs = []
-        for b in batches:
-            with self._lock:
-                n = len(self.events) // 2
-                self.events.append(("start", n, time.perf_counter()))
-            hold = b.tokens.size * self.device_s_per_token
-            if hold:
-                time.sleep(hold)  # an accelerator busy with this batch; the host core is free
-            slots = max(sid for _, sid, _ in b.slots)
-            outputs.append(np.full((b.shape[0], slots, self.dim), self.dim**-0.5, np.float32))
-            stats.device_seconds += hold
-            with self._lock:
-                self.events.append(("end", n, time.perf_counter()))
-        with self._lock:
-            self.stats.add(stats)
-        return outputs, [self.choice_name] * len(outputs), stats
-
-
-class StandInHandler(EncoderHandler):
-    def __init__(self, settings, dim: int, device_s_per_token: float = 0.0):
-        super().__init__(settings)
-        self.dim, self.device_s_per_token = dim, device_s_per_token
-
-    def load_model(self):
-        return StandInRuntime(self.dim, self.device_s_per_token)
-
-
-def corpus(args, tmp: Path) -> list[str]:
+def corpus(args, tmp: Path, shards: int = 8) -> list[str]:
+    """The corpus as `shards` JSONL files (crawls ship in shards; workers split work by file)."""
     if args.input:
         return [args.input]
     from tests.corpus import build_corpus
 
     docs = build_corpus(args.docs, seed=0)
-    path = tmp / "corpus.jsonl"
-    with open(path, "w") as f:
-        for copy in range(args.copies):
-            for d in docs:
-                f.write(json.dumps({"id": f"{d['id']}-{copy}", "text": d["text"]}) + "\n")
-    return [str(path)]
+    rows = [{"id": f"{d['id']}-{c}", "text": d["text"]} for c in range(args.copies) for d in docs]
+    for i in range(shards):
+        with open(tmp / f"part-{i}.jsonl", "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows[i::shards])
+    return [str(tmp / "part-*.jsonl")]
 
 
-def measure(inputs: list[str], out: Path, device_us: float, extra: list[str]) -> dict:
+def measure(inputs: list[str], out: Path, device_us: float, extra: list[str], threads: int = 1) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from pipeline.launch.job import run
@@ -103,6 +60,7 @@ def measure(inputs: list[str], out: Path, device_us: float, extra: list[str]) ->
     ]
     plan = make_plan(PipelineOptions(argv))
     handler = StandInHandler(plan.encoder, plan.config.embedding_dim, device_us * 1e-6)
+    HOST_WORK_DURING.clear()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     res = run(argv, handler=handler)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
@@ -118,6 +76,8 @@ def measure(inputs: list[str], out: Path, device_us: float, extra: list[str]) ->
         "per_core": doc_tokens / cpu,
         "stages_cpu_s": stages,
         "stages_per_core": {s: doc_tokens / v if v else None for s, v in stages.items()},
+        "batches_overlapped": sum(n > 0 for n in HOST_WORK_DURING),
+        "batches": len(HOST_WORK_DURING),
     }
 
 
@@ -128,12 +88,13 @@ def main() -> None:
     ap.add_argument("--input", help="a corpus of your own instead")
     ap.add_argument("--device-us-per-token", type=float, default=0.0, help="stand-in device time per token fed")
     ap.add_argument("--extract", default="")
+    ap.add_argument("--threads", type=int, default=1, help="worker threads (DirectRunner multi_threading if > 1)")
     ap.add_argument("--json")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         inputs = corpus(args, Path(tmp))
         extra = ["--extract", args.extract] if args.extract else []
-        r = measure(inputs, Path(tmp) / "out", args.device_us_per_token, extra)
+        r = measure(inputs, Path(tmp) / "out", args.device_us_per_token, extra, args.threads)
     print(
         f"{r['documents']:,} documents, {r['document_tokens']:,} document tokens; runner: DirectRunner "
         f"(FnApiRunner in this process, 1 worker), tokenizer on 1 thread; encoder: measurement stand-in"
@@ -142,6 +103,11 @@ def main() -> None:
         f"whole job: {r['cpu_s']:.1f} CPU s, {r['wall_s']:.1f} s wall, stand-in device {r['device_s']:.1f} s "
         f"-> {r['per_core']:,.0f} document tokens/s per host core"
     )
+    if args.device_us_per_token:
+        print(
+            f"stand-in device {r['device_s']:.1f} s, host {r['cpu_s']:.1f} CPU s, wall {r['wall_s']:.1f} s; "
+            f"{r['batches_overlapped']} of {r['batches']} batches overlapped host work"
+        )
     for s in STAGES:
         per = r["stages_per_core"][s]
         print(f"  {s:<9} {r['stages_cpu_s'][s]:7.2f} CPU s   {per:>12,.0f} doc tokens/s/core" if per else f"  {s:<9} -")
