@@ -1,8 +1,11 @@
 """Helpers shared by the tests: paths, running a job in-process, reading tables back."""
 
 import json
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
+from pipeline.cost.memwatch import rss_bytes
 from pipeline.io import outputs
 from pipeline.launch.job import run
 
@@ -23,3 +26,26 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 def table(out, name, columns=None):
     return outputs.read_table(str(out), name, columns)
+
+
+@contextmanager
+def rss_growth():
+    """Peak growth of this process's resident memory while the block runs, in bytes.
+
+    ru_maxrss is the process's lifetime peak, which earlier tests in the same process
+    (other models loaded) have already set; this samples the current RSS instead.
+    """
+    start, peak, done = rss_bytes(), [0], threading.Event()
+
+    def sample():
+        while not done.wait(0.02):
+            peak[0] = max(peak[0], rss_bytes() - start)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    try:
+        yield peak
+    finally:
+        done.set()
+        t.join()
+        peak[0] = max(peak[0], rss_bytes() - start)

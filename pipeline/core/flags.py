@@ -168,9 +168,9 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         parser,
         "stride",
         type=int,
-        default=32,
+        default=None,
         help="about how many tokens consecutive windows of a long document share (a target: windows start "
-        "at a sentence or word boundary within it; default 32)",
+        "at a sentence or word boundary within it; default 32, an eighth of the window for windows under 256)",
     )
     _flag(
         parser,

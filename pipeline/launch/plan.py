@@ -180,7 +180,8 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
         frame = Frame.of(ckpt, d.prompt_name)
-        windowing = Windowing(max_seq_len, d.stride, specials=frame.count, language=d.language)
+        stride = d.stride if d.stride is not None else min(32, max_seq_len // 8)
+        windowing = Windowing(max_seq_len, stride, specials=frame.count, language=d.language)
     except (ValueError, CheckpointError) as exc:
         raise UsageError(str(exc)) from exc
     try:
@@ -212,7 +213,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
         "dtype": dtype,
         "max_seq_len": max_seq_len,
-        "stride": d.stride,
+        "stride": windowing.stride,
         "language": d.language,
         "chunking": CHUNKING_VERSION,
         "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
