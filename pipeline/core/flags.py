@@ -49,6 +49,13 @@ def positive_int(value: str) -> int:
     return n
 
 
+def positive_float(value: str) -> float:
+    x = float(value)
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return x
+
+
 def add_job_flags(parser: argparse.ArgumentParser) -> None:
     """Add every docbeam job flag to `parser`."""
     _flag(
@@ -57,7 +64,8 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         action="extend",
         metavar="GLOB",
-        help="input files: one or more globs, local or gs:// (.jsonl[.gz], .parquet, .txt, .md, .html)",
+        help="input files: globs or folders, local or gs:// (.jsonl[.gz], .parquet, .csv, .tsv, .txt, .md, "
+        ".html, .pdf, .docx, .warc[.gz]; content that contradicts its extension is detected)",
     )
     _flag(parser, "output", metavar="DIR", help="output folder or gs:// prefix")
     _flag(
@@ -124,21 +132,52 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         help="language whose sentence rules chunking, summaries and keyphrases use (sentencex, ~300 languages; "
         "default en, which also splits CJK punctuation)",
     )
-    _flag(parser, "id-field", default="id", help="JSONL/Parquet field holding the document id")
-    _flag(parser, "text-field", default="text", help="JSONL/Parquet field holding the text")
+    _flag(parser, "id-field", default="id", help="JSONL/Parquet field (CSV/TSV column) holding the document id")
+    _flag(parser, "text-field", default="text", help="JSONL/Parquet field (CSV/TSV column) holding the text")
+    _flag(
+        parser,
+        "html-text",
+        default="main",
+        choices=["main", "all"],
+        help="HTML and WARC pages: main = the main content and title, without navigation, headers, footers "
+        "and cookie banners (trafilatura; default); all = every visible text",
+    )
+    _flag(
+        parser,
+        "max-pdf-pages",
+        type=positive_int,
+        default=5000,
+        help="reject PDFs with more pages than this (default 5000)",
+    )
+    _flag(
+        parser,
+        "parse-timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="SECONDS",
+        help="PDF, Word and main-content HTML parse in a child process: stop one file (one WARC record) "
+        "after this long as parse_timeout (default 120)",
+    )
+    _flag(
+        parser,
+        "parse-memory-mb",
+        type=positive_int,
+        default=2048,
+        help="memory cap of that child process; a file that needs more is parse_crashed (default 2048)",
+    )
     _flag(
         parser,
         "max-doc-bytes",
         type=positive_int,
         default=64 << 20,
-        help="reject documents larger than this (default 64 MiB)",
+        help="reject documents, and PDF, Word and HTML files, larger than this (default 64 MiB)",
     )
     _flag(
         parser,
         "max-decompressed-bytes",
         type=positive_int,
         default=4 << 30,
-        help="stop reading a compressed file past this many bytes (gzip bombs; default 4 GiB)",
+        help="stop reading a compressed file (gzip, a .docx's zip) past this many bytes (bombs; default 4 GiB)",
     )
     _flag(parser, "pricing", metavar="FILE", help="price table YAML (default infra/pricing/prices.yaml)")
     _flag(

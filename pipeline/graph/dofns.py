@@ -10,7 +10,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from model.tokenizer import load_tokenizer
-from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, reject
+from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
 from pipeline.core.tables import ERRORS
 from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import Packer, PackSpec
@@ -18,6 +18,7 @@ from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import DocChunks, chunk_documents
 from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from pipeline.ingest.sandbox import Sandbox
 from pipeline.ingest.sources import InputGlob, name_of
 from pipeline.io.checkpoints import checkpoint_dir
 
@@ -74,11 +75,20 @@ class KnownFile(beam.DoFn):
 
 
 class ParseFile(beam.DoFn):
+    """Files -> Documents (and Rejections to errors/). Skipped records (a WARC's requests,
+    images, redirects) are counted under the stage, per reason, and go nowhere. Each instance
+    owns the sandbox its native parsers run in (one child process per Beam worker thread,
+    started on first use), ended in teardown."""
+
     def __init__(self, cfg: ParseConfig):
         self.cfg = cfg
 
     def setup(self):
         self.meter = StageMeter("parse")
+        self.sandbox = Sandbox(self.cfg.parse_timeout_s, self.cfg.parse_memory_mb)
+
+    def teardown(self):
+        self.sandbox.close()
 
     def process(self, item: File):
         path, size, name = item
@@ -88,9 +98,12 @@ class ParseFile(beam.DoFn):
             # Uncompressed: docbeam decompresses itself, to cap gzip bombs and report truncation.
             return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
-        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name)):
+        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name, self.sandbox)):
             for rec in group:
-                if isinstance(rec, Rejection):
+                if isinstance(rec, Skipped):
+                    self.meter.add(skipped=1)
+                    self.meter.count(f"skipped_{rec.reason}")
+                elif isinstance(rec, Rejection):
                     self.meter.add(rejected=1)
                     yield beam.pvalue.TaggedOutput(ERRORS, rec)
                 else:

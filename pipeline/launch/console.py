@@ -21,7 +21,8 @@ def summary(res: RunResult) -> str:
     out = res.manifest["options"].get("output")
     lines = [
         f"documents: {c['read']} read, {c['ok']} ok, {c['rejected']} rejected"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(c['rejected_by_error'].items()))})" if c["rejected"] else ""),
+        + (f" ({_counts(c['rejected_by_error'])})" if c["rejected"] else "")
+        + (f"; {c['skipped']} records skipped ({_counts(c['skipped_by_reason'])})" if c.get("skipped") else ""),
         f"tokens:    {tokens:,} embedded in {c['chunks']:,} chunks, padding {pad / max(tokens + pad, 1):.1%}, "
         f"attention {res.manifest['attention']['used']}",
         f"time:      {res.wall_seconds:.1f}s wall, {tokens / max(res.wall_seconds, 1e-9):,.0f} tokens/s, "
@@ -31,6 +32,10 @@ def summary(res: RunResult) -> str:
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
     ]
     return "\n".join(lines)
+
+
+def _counts(by_kind: dict[str, int]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in sorted(by_kind.items()))
 
 
 def _not_beam_resource_noise(record: logging.LogRecord) -> bool:
