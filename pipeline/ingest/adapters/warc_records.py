@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from warcio.archiveiterator import ArchiveIterator
+from warcio.archiveiterator import WARCIterator
 
 from pipeline.ingest.sandbox import ParseProblem
 
@@ -43,7 +43,7 @@ class WarcRecord:
 def records(stream: BinaryIO) -> Iterator[WarcRecord]:
     """Every record in order. A stream that stops being WARC raises ParseProblem(warc_corrupt):
     after that there is no telling where the next record starts."""
-    it = iter(ArchiveIterator(stream, arc2warc=True))
+    it = iter(WARCIterator(stream))  # WARC only: warcio would read any text as ARC records
     while True:
         try:
             rec = next(it)

@@ -43,7 +43,8 @@ def page(
     if not body.strip():
         problem = "no main content found (only navigation or boilerplate?); --html-text all keeps every visible text"
         return reject(STAGE, "no_main_content", path, problem, row=row, doc_id=doc_id)
-    text = body if not title or body.startswith(title) else f"{title}\n\n{body}"
+    headline = body.lstrip().split("\n", 1)[0]
+    text = f"{title}\n\n{body}" if title and headline not in title else body  # no title twice in a row
     sections = [(0, title)] if title else []
     for found in locate(text, headings, start=len(text) - len(body)):
         if not sections or found[1] != sections[-1][1]:  # the title repeated as the first heading
