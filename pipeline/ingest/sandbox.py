@@ -111,6 +111,11 @@ class Sandbox:
             return f"killed by {signal.Signals(-code).name}"
         return f"exit status {code}"
 
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while one runs (benchmarks read its CPU time)."""
+        return self._proc.pid if self._proc is not None else None
+
     def close(self) -> None:
         self._stop()
 
