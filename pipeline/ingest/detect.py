@@ -6,17 +6,19 @@ never embedded as bytes.
 """
 
 import io
+import re
 import zipfile
 import zlib
 from typing import BinaryIO
 
 HEAD_BYTES = 4096
 
-# signature -> kind; the kinds docbeam reads are format names (see parse.FORMATS)
+# signature -> kind; the kinds docbeam reads are format names (see parse.FORMATS). Signatures
+# that are printable text are long enough that no real text file starts with them by chance.
 SIGNATURES = (
     (b"PK\x03\x04", "zip"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "ole"),
-    (b"WARC/", "warc"),
+    (b"WARC/1.", "warc"),
     (b"PAR1", "parquet"),
     (b"\x1f\x8b", "gzip"),
     (b"\x89PNG\r\n\x1a\n", "png"),
@@ -31,8 +33,8 @@ SIGNATURES = (
     (b"7z\xbc\xaf\x27\x1c", "7z"),
     (b"Rar!\x1a\x07", "rar"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
-    (b"BZh", "bzip2"),
 )
+BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")  # "BZh" alone begins English words
 DESCRIPTIONS = {
     "zip": "a ZIP archive (not a Word document)",
     "ole": "an OLE compound file (a legacy .doc/.xls/.ppt, or a password-protected Office file)",
@@ -59,11 +61,11 @@ def sniff(f: BinaryIO) -> str | None:
     head = f.read(HEAD_BYTES)
     if b"%PDF-" in head[:1024]:  # the PDF header may follow up to 1 KiB of junk
         return "pdf"
-    kind = next((k for sig, k in SIGNATURES if head.startswith(sig)), None)
+    kind = next((k for sig, k in SIGNATURES if head.startswith(sig)), "bzip2" if BZIP2.match(head) else None)
     if kind == "zip":
         return "docx" if _is_docx(f) else "zip"
     if kind == "gzip":
-        return "warc" if _gunzip_head(head).startswith(b"WARC/") else "gzip"
+        return "warc" if _gunzip_head(head).startswith(b"WARC/1.") else "gzip"
     if kind is None and head.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith(HTML_STARTS):
         return "html"
     return kind

@@ -135,7 +135,8 @@ class Decompressed(io.RawIOBase):
         self._fill()
         n = min(len(b), len(self._buf))
         if self.total + n > self.cap:
-            self._fail("decompressed_too_large", f"decompressed size passed {self.cap} bytes (gzip bomb?)")
+            problem = f"decompressed size passed {self.cap} bytes (gzip bomb? --max-decompressed-bytes raises the cap)"
+            self._fail("decompressed_too_large", problem)
             return 0
         b[:n], self._buf = self._buf[:n], self._buf[n:]
         self.total += n

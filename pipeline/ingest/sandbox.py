@@ -8,8 +8,9 @@ from two threads at once, never is: each child serves one caller (a ParseFile Do
 Beam worker thread) and one call at a time.
 
 A failed call raises ParseProblem(code, message): `parse_timeout` (the child is killed),
-`parse_crashed` (the child died or the library raised something unexpected; the child is
-restarted on the next call), or the adapter's own code (`pdf_encrypted`, ...). The child
+`parse_crashed` (the child died, or the library raised something its adapter does not know:
+the child is ended too), or the adapter's own code (`pdf_encrypted`, ...); the next call
+starts a fresh child. The child
 runs `python -m pipeline.ingest.sandbox FD MEMORY_MB` and speaks pickled tuples over a socket.
 """
 
@@ -68,6 +69,7 @@ class Sandbox:
             return value
         if status == "problem":
             raise ParseProblem(*value)
+        self._stop()  # a library that failed in a way nobody expected may have broken its state: start afresh
         if value.startswith("MemoryError"):
             value = f"ran out of memory (limit {self.memory_mb} MiB)"
         raise ParseProblem("parse_crashed", f"parser failed: {value}")
@@ -77,6 +79,8 @@ class Sandbox:
             return self._conn
         self._stop()
         mine, theirs = socket.socketpair()
+        for end in (mine, theirs):
+            end.setblocking(True)  # whatever socket.setdefaulttimeout() says (gcsio sets one): the child blocks
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "pipeline.ingest.sandbox", str(theirs.fileno()), str(self.memory_mb)],

@@ -1,5 +1,6 @@
 """Content sniffing: what real files' first bytes say they are."""
 
+import bz2
 import gzip
 import io
 import json
@@ -44,6 +45,8 @@ def plain_zip() -> bytes:
         (lambda: b'{"id": 1, "text": "<html> is a tag"}\n', None),
         (lambda: "plain words, ünïcode".encode(), None),
         (lambda: b"", None),
+        (lambda: b"BZh... is how bzip2 files begin; this is a text about them", None),
+        (lambda: bz2.compress(b"hello"), "bzip2"),
     ],
 )
 def test_sniff(make, kind):

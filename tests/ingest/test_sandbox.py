@@ -2,6 +2,7 @@
 parser is one error line, and the next file parses in a fresh child process."""
 
 import io
+import socket
 import threading
 
 import pytest
@@ -38,13 +39,15 @@ def test_a_parser_that_dies_is_one_error_and_the_next_file_parses():
 
 def test_child_lifecycle_library_errors_deaths_between_calls_and_close():
     box = Sandbox()
-    with pytest.raises(ParseProblem) as err:
-        box.call("json:loads", "{not json")  # an exception the adapter did not expect: crashed, child lives on
-    assert err.value.code == "parse_crashed" and "JSONDecodeError" in err.value.message
     assert box.call("json:loads", "[1, 2]") == [1, 2] and box.starts == 1
+    assert box.call("json:loads", "3") == 3 and box.starts == 1  # one child serves call after call
+    with pytest.raises(ParseProblem) as err:
+        box.call("json:loads", "{not json")  # an exception no adapter expects: crashed, and a fresh child next
+    assert err.value.code == "parse_crashed" and "JSONDecodeError" in err.value.message
+    assert box.call("json:loads", "[1, 2]") == [1, 2] and box.starts == 2
     box._proc.kill()  # dies between two calls (the OOM killer, say): the next call starts another
     box._proc.wait()
-    assert box.call("json:loads", "2") == 2 and box.starts == 2
+    assert box.call("json:loads", "2") == 2 and box.starts == 3
     proc = box._proc
     box.close()
     assert proc.poll() is not None
@@ -66,3 +69,15 @@ def test_one_sandbox_per_thread_parses_pdfs_side_by_side():
     for t in threads:
         t.join()
     assert texts == [expected] * 10
+
+
+def test_a_default_socket_timeout_does_not_reach_the_child():
+    """Libraries set socket.setdefaulttimeout() (Beam's GCS client does): the sandbox's socket
+    must still block in the child, or the child's first read fails."""
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(30)
+    try:
+        with Sandbox() as box:
+            assert box.call("json:loads", "[1]") == [1] and box.starts == 1
+    finally:
+        socket.setdefaulttimeout(previous)

@@ -1,5 +1,6 @@
 """HTML (.html, .htm): one document per file. By default its main content and title
-(--html-text main: trafilatura, in the sandbox); --html-text all keeps every visible text."""
+(--html-text main: trafilatura, in the sandbox); --html-text all keeps every visible text,
+as does a page where the extractor finds no main content."""
 
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -33,16 +34,18 @@ def page(
 ) -> Record:
     """One web page's Document (or why not), its text chosen by --html-text; `url` and
     `crawl_date` come from a WARC record."""
-    if cfg.html_text == "all":
+    title, body, headings = "", "", []
+    if cfg.html_text == "main":
+        try:
+            title, body, headings = sandbox.call(MAIN, markup)
+        except ParseProblem as p:
+            return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
+    if not body.strip():
+        # --html-text all, or a page the extractor finds no main content in (or cannot parse:
+        # lxml gives up on nesting thousands of levels deep): every visible text, as
+        # trafilatura's own baseline would, rather than losing the page
         prov = Provenance(format="html", url=url, crawl_date=crawl_date)
         return document(path, row, doc_id, visible_text(markup), prov)
-    try:
-        title, body, headings = sandbox.call(MAIN, markup)
-    except ParseProblem as p:
-        return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
-    if not body.strip():
-        problem = "no main content found (only navigation or boilerplate?); --html-text all keeps every visible text"
-        return reject(STAGE, "no_main_content", path, problem, row=row, doc_id=doc_id)
     headline = body.lstrip().split("\n", 1)[0]
     text = f"{title}\n\n{body}" if title and headline not in title else body  # no title twice in a row
     sections = [(0, title)] if title else []
