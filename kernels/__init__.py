@@ -2,12 +2,17 @@
 
 Contract (every implementation, no exceptions)::
 
-    attend(q, k, v, *, segment_ids, scale=None) -> out
+    attend(q, k, v, *, segment_ids, scale=None, window=None) -> out
 
     q, k, v      [batch, seq, heads, head_dim]   float32 | bfloat16 (float64 for the reference)
     segment_ids  [batch, seq] int32              a token attends only to tokens with the same id;
                                                  id 0 marks padding
     scale        float | None                    logit scale; None means 1/sqrt(head_dim)
+    window       int | None                      local attention: a token also needs |i - j| <= window
+                                                 (row positions; segments are contiguous, so this is
+                                                 the distance inside the segment). None: global.
+                                                 Static (a Python int). Only kernels whose spec says
+                                                 `windows=True` take it; `auto` never picks another.
     out          [batch, seq, heads, head_dim]   same dtype as q; rows whose id is 0 are zeros;
                                                  a result that cannot be trusted is NaN, never
                                                  a plausible wrong number
@@ -23,20 +28,36 @@ Implementations (one module each; names in `catalog`, `docbeam kernels` for what
     xla_fused   einsum attention arranged so XLA fuses the softmax into the matmuls (CPU's
                 fastest); underflow gives NaN, which the encoder runtime catches and redoes
     flash       docbeam's Pallas kernel: blockwise online softmax, skips key blocks no
-                query of the block can see; interpret mode on CPU, compiled on GPU/TPU
+                query of the block can see (other segments, outside the window); interpret
+                mode on CPU, compiled on GPU/TPU
+    blockwise   plain XLA in query blocks: a window's slab of keys only, or one query block
+                at a time for global layers; the compiled long-row path on CPU
     tpu_flash   adapter: JAX's Pallas TPU flash_attention
     splash      adapter: JAX's Pallas TPU splash attention
     gpu_mha     adapter: JAX's Pallas GPU (Triton) mha
     tokamax     adapter: tokamax.dot_product_attention (optional extra)
 
-Callers use `kernels.get(name, platform=..., shape=..., dtype=..., mesh=...)`, never a module.
+Callers use `kernels.get(name, platform=..., shape=..., dtype=..., mesh=..., window=...)` (or
+`kernels.for_layers(name, windows=...)` for a model whose layers mix global and local
+attention), never a module.
 `kernels.names()` needs no JAX (the command line checks `--attention` before JAX loads);
 everything else is loaded from `kernels.registry` on first use.
 """
 
 from kernels.catalog import names
 
-_REGISTRY = {"Availability", "Choice", "KernelUnavailable", "Status", "available", "availability", "get", "report"}
+_REGISTRY = {
+    "Availability",
+    "Choice",
+    "KernelUnavailable",
+    "LayerKernels",
+    "Status",
+    "available",
+    "availability",
+    "for_layers",
+    "get",
+    "report",
+}
 
 
 def __getattr__(attr: str):

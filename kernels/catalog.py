@@ -11,6 +11,7 @@ KERNELS: dict[str, str] = {
     "native": "kernels.native",
     "xla_fused": "kernels.xla_fused",
     "flash": "kernels.flash",
+    "blockwise": "kernels.blockwise",
     "tpu_flash": "kernels.tpu_flash",
     "splash": "kernels.splash",
     "gpu_mha": "kernels.gpu_mha",

@@ -40,6 +40,7 @@ KERNEL = KernelSpec(
     attend=attend,
     platforms=("gpu", "cpu"),
     not_elsewhere="Triton kernel: GPU only",
+    windows=False,  # upstream has no local window: auto never picks it for windowed layers
     summary="JAX's Pallas GPU (Triton) mha with segment ids",
     emulated_on=("cpu",),
 )

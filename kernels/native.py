@@ -7,9 +7,17 @@ from kernels.spec import KernelSpec, padding_to_zeros
 
 
 def attend(
-    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    *,
+    segment_ids: jax.Array,
+    scale: float | None = None,
+    window: int | None = None,
 ) -> jax.Array:
-    mask = segment_mask(segment_ids)[:, None, :, :]
+    # The window goes into the mask (not local_window_size): one mask, the same semantics
+    # on every backend.
+    mask = segment_mask(segment_ids, window)[:, None, :, :]
     # implementation=None lets JAX pick cuDNN where it can (GPU, fp16/bf16) and XLA elsewhere.
     out = jax.nn.dot_product_attention(q, k, v, mask=mask, scale=scale, implementation=None)
     return padding_to_zeros(out, segment_ids)
@@ -18,5 +26,6 @@ def attend(
 KERNEL = KernelSpec(
     name="native",
     attend=attend,
+    windows=True,
     summary="jax.nn.dot_product_attention (XLA; cuDNN on GPU for bf16/fp16)",
 )

@@ -6,19 +6,30 @@ import jax.numpy as jnp
 from kernels.spec import FLOATS, KernelSpec, default_scale, padding_to_zeros
 
 
-def segment_mask(segment_ids: jax.Array) -> jax.Array:
-    """[B, T] ids -> [B, T, T] bool: same segment and not padding."""
+def segment_mask(segment_ids: jax.Array, window: int | None = None) -> jax.Array:
+    """[B, T] ids -> [B, T, T] bool: same segment, not padding, and (with a window) at most
+    `window` positions apart."""
     same = segment_ids[:, :, None] == segment_ids[:, None, :]
-    return same & (segment_ids[:, None, :] != 0)
+    mask = same & (segment_ids[:, None, :] != 0)
+    if window is not None:
+        t = jnp.arange(segment_ids.shape[1])
+        mask = mask & (jnp.abs(t[:, None] - t[None, :]) <= window)[None]
+    return mask
 
 
 def attend(
-    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    *,
+    segment_ids: jax.Array,
+    scale: float | None = None,
+    window: int | None = None,
 ) -> jax.Array:
     compute = jnp.promote_types(q.dtype, jnp.float32)  # float64 stays float64 for the oracle
     scale = default_scale(q.shape[-1], scale)
     logits = jnp.einsum("bqhd,bkhd->bhqk", q.astype(compute), k.astype(compute)) * scale
-    mask = segment_mask(segment_ids)[:, None, :, :]
+    mask = segment_mask(segment_ids, window)[:, None, :, :]
     logits = jnp.where(mask, logits, -jnp.inf)
     # A padding query sees nothing; keep its softmax finite, then zero it.
     logits = jnp.where(mask.any(-1, keepdims=True), logits, 0.0)
@@ -31,5 +42,6 @@ KERNEL = KernelSpec(
     name="reference",
     attend=attend,
     dtypes=("float64", *FLOATS),
+    windows=True,
     summary="einsum + float32 softmax; materialises [B,H,T,T]; the oracle",
 )

@@ -51,26 +51,38 @@ def check_request(shape: Shape | None, dtype: str | None) -> None:
             raise ValueError(f"attention dtype {dtype!r}: not a dtype (float32, bfloat16, float16)") from None
 
 
-def availability(name: str, platform: str, shape: Shape | None = None, dtype: str | None = None) -> Availability:
+def check_window(window: int | None) -> None:
+    if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 0):
+        raise ValueError(f"attention window {window!r}: expected None or a non-negative int (tokens either side)")
+
+
+def availability(
+    name: str, platform: str, shape: Shape | None = None, dtype: str | None = None, window: int | None = None
+) -> Availability:
     check_request(shape, dtype)
+    check_window(window)
     try:
         spec = load(name)
     except ImportError as exc:  # an upstream API moved or an extra is not installed
         return Availability(Status.NOT_IMPORTABLE, f"cannot import: {exc}")
-    return spec.availability(platform, shape, dtype)
+    return spec.availability(platform, shape, dtype, window)
 
 
-def available(platform: str | None = None, shape: Shape | None = None, dtype: str | None = None) -> list[str]:
+def available(
+    platform: str | None = None, shape: Shape | None = None, dtype: str | None = None, window: int | None = None
+) -> list[str]:
     platform = platform or platform_of_backend()
-    return [n for n in KERNELS if availability(n, platform, shape, dtype).usable]
+    return [n for n in KERNELS if availability(n, platform, shape, dtype, window).usable]
 
 
-def report(platform: str | None = None, shape: Shape | None = None, dtype: str | None = None) -> list[dict]:
+def report(
+    platform: str | None = None, shape: Shape | None = None, dtype: str | None = None, window: int | None = None
+) -> list[dict]:
     """One row per implementation: name, status, why, summary (for `docbeam kernels`)."""
     platform = platform or platform_of_backend()
     rows = []
     for name in KERNELS:
-        avail = availability(name, platform, shape, dtype)
+        avail = availability(name, platform, shape, dtype, window)
         summary = "" if avail.status is Status.NOT_IMPORTABLE else load(name).summary
         rows.append(
             {
@@ -84,17 +96,23 @@ def report(platform: str | None = None, shape: Shape | None = None, dtype: str |
     return rows
 
 
-def _checked(name: str, attend: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """Check the contract's shapes at trace time, and name the call for the profiler."""
+def _checked(name: str, spec: KernelSpec) -> Callable[..., jax.Array]:
+    """Check the contract's shapes and window at trace time, and name the call for the profiler."""
 
-    def scoped(q, k, v, *, segment_ids, scale=None):
+    def scoped(q, k, v, *, segment_ids, scale=None, window=None):
         if q.ndim != 4 or k.shape != q.shape or v.shape != q.shape or segment_ids.shape != q.shape[:2]:
             raise ValueError(
                 f"attention {name}: q, k, v must share [batch, seq, heads, head_dim] and segment_ids be "
                 f"[batch, seq]; got q{q.shape} k{k.shape} v{v.shape} segment_ids{segment_ids.shape}"
             )
-        with jax.named_scope(f"attention_{name}"):
-            return attend(q, k, v, segment_ids=segment_ids, scale=scale)
+        check_window(window)
+        if window is None:
+            with jax.named_scope(f"attention_{name}"):
+                return spec.attend(q, k, v, segment_ids=segment_ids, scale=scale)
+        if not spec.windows:
+            raise KernelUnavailable(f"attention {name} takes no local window; choose one of {windowed_names()}")
+        with jax.named_scope(f"attention_{name}_local"):
+            return spec.attend(q, k, v, segment_ids=segment_ids, scale=scale, window=window)
 
     scoped.__name__ = f"attend_{name}"
     return scoped
@@ -103,17 +121,54 @@ def _checked(name: str, attend: Callable[..., jax.Array]) -> Callable[..., jax.A
 def _sharded(attend: Callable[..., jax.Array], mesh: Mesh, axis: str) -> Callable[..., jax.Array]:
     """Every kernel runs per device on its rows of the batch; see compat.shard_over_batch."""
 
-    def per_shard(q, k, v, *, segment_ids, scale=None):
+    def per_shard(q, k, v, *, segment_ids, scale=None, window=None):
         local = compat.shard_over_batch(
-            lambda a, b, c, s: attend(a, b, c, segment_ids=s, scale=scale), mesh, axis, n_batched=4
+            lambda a, b, c, s: attend(a, b, c, segment_ids=s, scale=scale, window=window), mesh, axis, n_batched=4
         )
         return local(q, k, v, segment_ids)
 
     return per_shard
 
 
-def _auto(platform: str, shape: Shape | None, dtype: str | None) -> tuple[str, str]:
+def windowed_names() -> str:
+    return ", ".join(n for n in KERNELS if _windows(n))
+
+
+def _windows(name: str) -> bool:
+    try:
+        return load(name).windows
+    except ImportError:
+        return False
+
+
+# `python -m kernels.bench --layer modernbert` on the 2-core CPU (docs/models.md). Global
+# layers: xla_fused stays ~1.05x (T=4096) to 1.3x (T=8192) faster than blockwise, but holds
+# heads*T^2*4 bytes of scores per row (3.2 GB at 8192): from 4096 on, auto takes blockwise
+# for memory. Local layers: blockwise computes only the blocks inside the window.
+CPU_BLOCKWISE_LOCAL_FROM = 1024
+CPU_BLOCKWISE_GLOBAL_FROM = 4096
+GPU_FLASH_FROM = 1024
+
+
+def _auto_local(platform: str, seq: int | None, dtype: str | None, window: int) -> tuple[str, str]:
+    """Layers with a local window: never an adapter that cannot take one."""
+    long = seq is not None and seq >= 4 * window
+    if platform == "gpu" and seq is not None and seq >= GPU_FLASH_FROM and long:
+        return "flash", f"GPU, local window {window}, T={seq}: flash visits only the key blocks inside the window"
+    if platform in ("cpu", "tpu") and seq is not None and seq >= CPU_BLOCKWISE_LOCAL_FROM and long:
+        return "blockwise", (
+            f"{platform.upper()}, local window {window}, T={seq}: compiled blockwise attention computes only "
+            "the key blocks inside the window (O(T*window)), dense kernels all T^2"
+        )
+    if platform == "cpu":
+        return "xla_fused", f"CPU, local window {window}, T={seq}: short rows, the masked fused softmax is fastest"
+    return "native", f"{platform.upper()}, local window {window}, T={seq}: XLA attention with the window in the mask"
+
+
+def _auto(platform: str, shape: Shape | None, dtype: str | None, window: int | None = None) -> tuple[str, str]:
     seq = shape[1] if shape else None
+    if window is not None:
+        return _auto_local(platform, seq, dtype, window)
     if platform == "tpu":
         if seq is not None and seq >= 128 and seq % 128 == 0 and availability("splash", platform, shape, dtype).usable:
             return "splash", f"TPU, T={seq} divisible by block 128: splash (block-sparse, skips masked blocks)"
@@ -124,6 +179,11 @@ def _auto(platform: str, shape: Shape | None, dtype: str | None) -> tuple[str, s
         if seq is not None and seq >= 1024 and availability("flash", platform, shape, dtype).usable:
             return "flash", f"GPU, float32, T={seq}: flash keeps memory O(T) instead of O(T^2)"
         return "native", f"GPU, {dtype or 'float32'}, T={seq}: XLA attention (cuDNN needs 16-bit inputs)"
+    if seq is not None and seq >= CPU_BLOCKWISE_GLOBAL_FROM:
+        return "blockwise", (
+            f"{platform.upper()}, T={seq}: blockwise attention, one query block at a time (memory O(T*block); "
+            "dense scores would need heads*T^2*4 bytes per row)"
+        )
     return "xla_fused", (
         f"{platform.upper()}: XLA attention with the softmax fused into the matmuls (~1.3x the encoder "
         "throughput of jax.nn.dot_product_attention here); Pallas kernels only run in interpret mode"
@@ -138,8 +198,11 @@ def get(
     dtype: str | None = None,
     mesh: Mesh | None = None,
     batch_axis: str = "data",
+    window: int | None = None,
 ) -> Choice:
-    """Resolve `name` ('auto' or an implementation) for this platform, shape and dtype.
+    """Resolve `name` ('auto' or an implementation) for this platform, shape, dtype and
+    local `window` (None: global attention; an int: the layers this choice serves attend
+    at most `window` tokens either side, and only kernels that take a window qualify).
 
     'auto' never fails. An explicit name that cannot run here raises KernelUnavailable
     naming what is missing and what can run instead; it is never silently substituted.
@@ -148,21 +211,57 @@ def get(
     """
     platform = platform or platform_of_backend()
     check_request(shape, dtype)
+    check_window(window)
     if name == "auto":
-        chosen, reason = _auto(platform, shape, dtype)
-        if not availability(chosen, platform, shape, dtype).usable:  # should not happen; stay safe
+        chosen, reason = _auto(platform, shape, dtype, window)
+        if not availability(chosen, platform, shape, dtype, window).usable:  # should not happen; stay safe
             chosen, reason = "reference", f"{reason}; {chosen} unavailable, using reference"
         reason = f"{chosen}: {reason}"
     else:
-        avail = availability(name, platform, shape, dtype)
+        avail = availability(name, platform, shape, dtype, window)
         if not avail.usable:
-            can = ", ".join(available(platform, shape, dtype))
+            can = ", ".join(available(platform, shape, dtype, window))
             raise KernelUnavailable(f"attention {name!r} cannot run on {platform}: {avail.reason}. Runs here: {can}")
         chosen, reason = name, f"{name}: requested"
         if avail.status is Status.EMULATED:
             reason += f"; runs in Pallas interpret mode on {platform} (slow; for checking, not speed)"
-    attend = _checked(chosen, load(chosen).attend)
+    attend = _checked(chosen, load(chosen))
     if mesh is not None and mesh.size > 1:
         attend = _sharded(attend, mesh, batch_axis)
         reason += f"; per device over {mesh.size} devices (shard_map on the batch)"
     return Choice(name, chosen, reason, attend)
+
+
+@dataclass(frozen=True)
+class LayerKernels:
+    """The kernels of one encoder at one row length: a Choice per distinct window its layers
+    use (None = global). `attend` follows the contract and routes each call by its window."""
+
+    choices: dict[int | None, Choice]
+
+    def attend(self, q, k, v, *, segment_ids, scale=None, window=None):
+        return self.choices[window].attend(q, k, v, segment_ids=segment_ids, scale=scale, window=window)
+
+    @property
+    def name(self) -> str:
+        """What computed the vectors: 'xla_fused', or 'xla_fused+blockwise' (global+local)."""
+        names = [self.choices[w].name for w in sorted(self.choices, key=lambda w: (w is not None, w or 0))]
+        return "+".join(dict.fromkeys(names))
+
+    def records(self, platform: str) -> list[dict]:
+        return [{**c.record(platform), "window": w} for w, c in self.choices.items()]
+
+
+def for_layers(
+    name: str,
+    *,
+    windows: tuple[int | None, ...] = (None,),
+    platform: str | None = None,
+    shape: Shape | None = None,
+    dtype: str | None = None,
+    mesh: Mesh | None = None,
+) -> LayerKernels:
+    """`get` once per distinct window of a model's layers (ModernBERT: global and local)."""
+    return LayerKernels(
+        {w: get(name, platform=platform, shape=shape, dtype=dtype, mesh=mesh, window=w) for w in dict.fromkeys(windows)}
+    )

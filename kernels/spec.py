@@ -62,8 +62,13 @@ class KernelSpec:
     dtypes: tuple[str, ...] = FLOATS
     emulated_on: tuple[str, ...] = ()  # platforms where it only runs emulated (Pallas interpret)
     shape_check: ShapeCheck | None = None
+    windows: bool = False  # takes the contract's optional local window (`window=`)
 
-    def availability(self, platform: str, shape: Shape | None, dtype: str | None) -> Availability:
+    def availability(
+        self, platform: str, shape: Shape | None, dtype: str | None, window: int | None = None
+    ) -> Availability:
+        if window is not None and not self.windows:
+            return Availability(Status.UNSUPPORTED, "no local window (sliding-window attention) in this kernel")
         if platform not in self.platforms:
             return Availability(Status.UNSUPPORTED, self.not_elsewhere or f"does not run on {platform}")
         if dtype is not None and jnp.dtype(dtype).name not in self.dtypes:

@@ -45,6 +45,7 @@ KERNEL = KernelSpec(
     platforms=("tpu", "cpu"),
     not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
     dtypes=("float32", "bfloat16"),
+    windows=False,  # upstream has LocalMask, not wired here: auto never picks it for windowed layers
     summary="JAX's Pallas TPU splash attention (block-sparse, segment ids)",
     emulated_on=("cpu",),
 )

@@ -29,5 +29,6 @@ def attend(
 KERNEL = KernelSpec(
     name="tokamax",
     attend=attend,
+    windows=False,  # not wired: auto never picks it for windowed layers
     summary="tokamax.dot_product_attention (Mosaic TPU / Triton GPU; XLA on CPU)",
 )

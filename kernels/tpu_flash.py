@@ -37,6 +37,7 @@ KERNEL = KernelSpec(
     platforms=("tpu", "cpu"),
     not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
     dtypes=("float32", "bfloat16"),
+    windows=False,  # upstream has no local window: auto never picks it for windowed layers
     summary="JAX's Pallas TPU flash_attention (segment ids, [B,H,T,D] inside)",
     emulated_on=("cpu",),
 )

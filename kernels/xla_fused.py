@@ -25,12 +25,18 @@ TRUSTED_DENOM = float(jnp.exp(jnp.float32(-60.0)))
 
 
 def attend(
-    q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+    q: jax.Array,
+    k: jax.Array,
+    v: jax.Array,
+    *,
+    segment_ids: jax.Array,
+    scale: float | None = None,
+    window: int | None = None,
 ) -> jax.Array:
     scale = default_scale(q.shape[-1], scale)
     compute = jnp.promote_types(q.dtype, jnp.float32)
     qt, kt, vt = (x.astype(compute).transpose(0, 2, 1, 3) for x in (q * scale, k, v))
-    mask = reference.segment_mask(segment_ids)[:, None].astype(compute)
+    mask = reference.segment_mask(segment_ids, window)[:, None].astype(compute)
     scores = jnp.matmul(qt, kt.swapaxes(-1, -2))  # [B, H, T, T]
     weights = jnp.exp(scores - scores.max(-1, keepdims=True)) * mask
     denom = weights.sum(-1, keepdims=True)
@@ -43,5 +49,6 @@ def attend(
 KERNEL = KernelSpec(
     name="xla_fused",
     attend=attend,
+    windows=True,
     summary="exp x mask fused into the two matmuls (XLA); fastest on CPU; NaN, never wrong, on underflow",
 )

@@ -1,23 +1,33 @@
 """The encoder as pure JAX functions over a parameter pytree (no Beam, no framework).
 
-checkpoint  find and read a BERT-family checkpoint directory (config, weights, tokenizer)
-config      EncoderConfig from config.json + sentence-transformers settings
-weights     model.safetensors -> parameter pytree (never unpickles)
-encoder     forward pass; attention through `kernels`
-pooling     per-segment mean pooling and L2 normalisation
-tokenizer   tokenizer.json with the checkpoint's padding/truncation traps removed
+checkpoint     find and read a checkpoint directory (config, weights, tokenizer, modules)
+architectures  config.json's model_type -> bert | xlm_roberta | modernbert
+bert, xlm_roberta, modernbert   one module per architecture: config fields, weights, forward
+layers         layer norm, dense, activations, rotary positions (shared)
+config         EncoderConfig: one dataclass for every architecture
+sentence       sentence-transformers modules: Pooling, Dense, Normalize (modules.json)
+prompts        config_sentence_transformers.json prompts and their token ids
+encoder        the one entry point: packed rows -> pooled, projected, normalised vectors
+pooling        every sentence-transformers pooling mode over packed segments
+weights        model.safetensors -> parameter pytree (never unpickles)
+tokenizer      tokenizer.json with padding/truncation off; special tokens from its post-processor
 """
 
-from model.checkpoint import Checkpoint, default_checkpoint_dir, load_checkpoint
+from model.architectures import ARCHITECTURES
+from model.checkpoint import Checkpoint, default_checkpoint_dir, load_checkpoint, read_config
 from model.config import EncoderConfig
 from model.encoder import embed_segments, encode, flops_per_token
+from model.sentence import POOLING_MODES
 
 __all__ = [
+    "ARCHITECTURES",
     "Checkpoint",
     "EncoderConfig",
+    "POOLING_MODES",
     "default_checkpoint_dir",
     "embed_segments",
     "encode",
     "flops_per_token",
     "load_checkpoint",
+    "read_config",
 ]

@@ -1,12 +1,17 @@
-"""Find and read a checkpoint directory: config.json, model.safetensors, tokenizer.json."""
+"""Find and read a checkpoint directory: config.json, model.safetensors, tokenizer.json,
+and sentence-transformers' module files."""
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from model.config import CheckpointError, EncoderConfig
+from model.architectures import architecture
+from model.config import EncoderConfig
+from model.errors import CheckpointError
+from model.sentence import read_head
 from model.tokenizer import SpecialTokens, load_tokenizer
 from model.weights import Params, load_params
 
@@ -33,6 +38,42 @@ def sha256_of(file: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def read_config(path: Path) -> EncoderConfig:
+    """config.json (dispatched on model_type) + sentence-transformers' modules."""
+    path = Path(path)
+    file = path / "config.json"
+    try:
+        raw = json.loads(file.read_text())
+    except FileNotFoundError as exc:
+        raise CheckpointError(f"{path}: no config.json (need config.json, model.safetensors, tokenizer.json)") from exc
+    model_type = raw.get("model_type", "bert")
+    arch = architecture(model_type, str(file))
+    try:
+        fields = arch.config_fields(raw, str(file))
+    except KeyError as exc:
+        raise CheckpointError(f"{file}: missing {exc}") from exc
+    if fields["hidden"] % fields["heads"]:
+        raise CheckpointError(f"{file}: hidden_size {fields['hidden']} not divisible by {fields['heads']} heads")
+    max_seq = trained_window(path) or min(512, fields["max_positions"])
+    return EncoderConfig(
+        arch=model_type,
+        max_seq_len=min(max_seq, fields["max_positions"]),
+        head=read_head(path, fields["hidden"]),
+        **fields,
+    )
+
+
+def trained_window(path: Path) -> int | None:
+    """sentence-transformers' max_seq_length: sentence_bert_config.json (up to v5), else the
+    tokenizer's model_max_length (v6 keeps it there)."""
+    for name, key in (("sentence_bert_config.json", "max_seq_length"), ("tokenizer_config.json", "model_max_length")):
+        file = path / name
+        value = json.loads(file.read_text()).get(key) if file.exists() else None
+        if isinstance(value, int) and 0 < value < 1_000_000:  # transformers writes 1e30 for "unbounded"
+            return value
+    return None
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     path: Path
@@ -48,7 +89,7 @@ def describe_checkpoint(path: Path | None = None) -> Checkpoint:
     path = Path(path) if path else default_checkpoint_dir()
     if not path.is_dir():
         raise CheckpointError(f"{path}: not a directory (need config.json, model.safetensors, tokenizer.json)")
-    cfg = EncoderConfig.from_dir(path)
+    cfg = read_config(path)
     tok, special = load_tokenizer(path)
     weights = path / "model.safetensors"
     if not weights.exists():

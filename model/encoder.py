@@ -1,56 +1,33 @@
-"""BERT encoder forward pass over a parameter pytree (nanoGPT-style: read top to bottom).
+"""The one entry point for every architecture: packed rows -> one vector per segment.
 
-Inputs are packed rows: several segments (windows of different documents) may share a
-row, told apart by `segment_ids` (0 = padding); positions restart at 0 in each segment.
+The architecture module (bert, xlm_roberta, modernbert) gives token states; then the
+checkpoint's sentence-transformers modules: Pooling, Dense layers, Normalize.
 """
 
 import jax
 import jax.numpy as jnp
 
+from model.architectures import architecture
 from model.config import EncoderConfig
-from model.pooling import segment_mean
+from model.pooling import pool
 from model.weights import Params
 
-
-def _layer_norm(x: jax.Array, p: dict, eps: float) -> jax.Array:
-    x32 = x.astype(jnp.float32)  # statistics in float32 whatever the compute dtype
-    mean = x32.mean(-1, keepdims=True)
-    var = jnp.square(x32 - mean).mean(-1, keepdims=True)
-    y = (x32 - mean) * jax.lax.rsqrt(var + eps) * p["scale"] + p["bias"]
-    return y.astype(x.dtype)
-
-
-def _dense(x: jax.Array, p: dict) -> jax.Array:
-    return x @ p["w"] + p["b"]
+_DENSE_ACTIVATIONS = {
+    "tanh": jnp.tanh,
+    "identity": lambda x: x,
+    "relu": jax.nn.relu,
+    "gelu": lambda x: jax.nn.gelu(x, approximate=False),
+    "sigmoid": jax.nn.sigmoid,
+}
 
 
-def _block(x: jax.Array, p: dict, segment_ids: jax.Array, cfg: EncoderConfig, attend) -> jax.Array:
-    b, t, _ = x.shape
-    q, k, v = jnp.split(_dense(x, p["qkv"]), 3, axis=-1)
-    heads = [y.reshape(b, t, cfg.heads, cfg.head_dim) for y in (q, k, v)]
-    ctx = attend(*heads, segment_ids=segment_ids).reshape(b, t, cfg.hidden)
-    x = _layer_norm(x + _dense(ctx, p["attn_out"]), p["attn_ln"], cfg.layer_norm_eps)
-    h = jax.nn.gelu(_dense(x, p["ffn_in"]), approximate=False)  # HF "gelu" is the exact erf form
-    return _layer_norm(x + _dense(h, p["ffn_out"]), p["ffn_ln"], cfg.layer_norm_eps)
-
-
-def encode(
-    params: Params,
-    cfg: EncoderConfig,
-    tokens: jax.Array,
-    segment_ids: jax.Array,
-    positions: jax.Array,
-    *,
-    attend,
-) -> jax.Array:
+def encode(params: Params, cfg: EncoderConfig, tokens, segment_ids, positions, *, attend) -> jax.Array:
     """[B, T] token ids -> [B, T, hidden] final hidden states."""
-    e = params["embeddings"]
-    x = e["word"][tokens] + e["position"][positions] + e["type"][0]
-    x = _layer_norm(x, e["ln"], cfg.layer_norm_eps)
-    for i, layer in enumerate(params["layers"]):
-        with jax.named_scope(f"layer_{i}"):
-            x = _block(x, layer, segment_ids, cfg, attend)
-    return x
+    return architecture(cfg.arch).encode(params, cfg, tokens, segment_ids, positions, attend=attend)
+
+
+def _unit(x: jax.Array) -> jax.Array:
+    return x / jnp.maximum(jnp.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
 def embed_segments(
@@ -62,28 +39,42 @@ def embed_segments(
     *,
     attend,
     max_segments: int,
+    pool_mask: jax.Array | None = None,
+    unit_norm: bool = False,
 ) -> jax.Array:
-    """[B, T] packed rows -> [B, max_segments, hidden] float32, one vector per segment id 1..S.
+    """[B, T] packed rows -> [B, max_segments, embedding_dim] float32, one vector per segment id 1..S.
 
-    Mean over each segment's tokens ([CLS] and [SEP] included, as sentence-transformers
-    does), then L2-normalised when the checkpoint normalises. Unused slots are zeros.
+    `attend` follows the kernel contract, `window=` included (kernels.for_layers routes
+    ModernBERT's local layers). `pool_mask` [B, T] (1 = pooled; default: every token)
+    leaves tokens out of pooling, e.g. a prompt when the Pooling module excludes it.
+    The vector is the checkpoint's own (L2-normalised only if it has a Normalize module);
+    `unit_norm` normalises it whatever the checkpoint says. Unused slots are zeros.
     """
     hidden = encode(params, cfg, tokens, segment_ids, positions, attend=attend)
     with jax.named_scope("pooling"):
-        vectors = segment_mean(hidden, segment_ids, max_segments)
-        if cfg.normalize:
-            norm = jnp.linalg.norm(vectors, axis=-1, keepdims=True)
-            vectors = vectors / jnp.maximum(norm, 1e-12)
+        mask = jnp.ones(tokens.shape, bool) if pool_mask is None else pool_mask.astype(bool)
+        vectors = pool(hidden, segment_ids, positions, mask, cfg.head.pooling, max_segments)
+        for spec, p in zip(cfg.head.dense, params.get("dense", [])):
+            y = vectors @ p["w"].astype(jnp.float32)
+            vectors = _DENSE_ACTIVATIONS[spec.activation](y + p["b"] if "b" in p else y)
+        if cfg.head.normalize or unit_norm:
+            vectors = _unit(vectors)
     return vectors
 
 
 def flops_per_token(cfg: EncoderConfig, context: float) -> float:
-    """Model FLOPs per real token (multiply-add = 2), attending over `context` tokens.
+    """Model FLOPs per real token (multiply-add = 2), attending over `context` tokens
+    (a local layer over at most its window's 2w+1).
 
-    Counts the matmuls only (layer norms, softmax and GELU are a few percent more), the
-    usual convention for MFU.
+    Counts the matmuls only (layer norms, softmax and activations are a few percent more),
+    the usual convention for MFU.
     """
     d, f = cfg.hidden, cfg.intermediate
-    dense = 2 * (3 * d * d + d * d + 2 * d * f)
-    attention = 2 * 2 * d * context  # QK^T and PV
-    return cfg.layers * (dense + attention)
+    ffn = 3 * d * f if cfg.arch == "modernbert" else 2 * d * f  # GeGLU: in-projection twice as wide
+    dense = 2 * (3 * d * d + d * d + ffn)
+    total = 0.0
+    for layer in range(cfg.layers):
+        w = cfg.window_of(layer)
+        seen = context if w is None else min(context, 2 * w + 1)
+        total += dense + 2 * 2 * d * seen  # QK^T and PV
+    return total

@@ -1,4 +1,7 @@
-"""model.safetensors -> parameter pytree. safetensors only: weights are never unpickled."""
+"""model.safetensors -> parameter pytree. safetensors only: weights are never unpickled.
+
+The encoder's tensors go to its architecture module; Dense modules (2_Dense/...) come
+from their own model.safetensors."""
 
 from pathlib import Path
 
@@ -6,71 +9,63 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import load_file
 
-from model.config import CheckpointError, EncoderConfig
+from model.architectures import architecture
+from model.config import EncoderConfig
+from model.errors import CheckpointError
 
 Params = dict
 
 
-def _strip_prefix(tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    # BertForX checkpoints prefix the encoder with "bert."; the bare BertModel does not.
-    if not any(k.startswith("embeddings.") for k in tensors):
-        tensors = {k.removeprefix("bert."): v for k, v in tensors.items()}
+def _strip_prefix(tensors: dict[str, np.ndarray], prefixes: tuple[str, ...]) -> dict[str, np.ndarray]:
+    # Task-head checkpoints (BertForX, XLMRobertaForX, ModernBertForX) prefix the encoder's names.
+    if any(k.startswith("embeddings.") for k in tensors):
+        return tensors
+    for prefix in prefixes:
+        if any(k.startswith(prefix + "embeddings.") for k in tensors):
+            return {k.removeprefix(prefix): v for k, v in tensors.items()}
     return tensors
 
 
-def _ln(t: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    return {"scale": t[f"{prefix}.weight"], "bias": t[f"{prefix}.bias"]}
+def _read(file: Path) -> dict[str, np.ndarray]:
+    if not file.exists():
+        raise CheckpointError(f"{file.parent}: no {file.name} (docbeam never loads pickled weights)")
+    try:
+        return load_file(str(file))
+    except SafetensorError as exc:
+        raise CheckpointError(f"{file}: not a readable safetensors file: {exc}") from exc
 
 
-def _dense(t: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
-    # torch Linear stores [out, in]; we multiply x @ w with w [in, out].
-    return {"w": np.ascontiguousarray(t[f"{prefix}.weight"].T), "b": t[f"{prefix}.bias"]}
+def _dense_params(path: Path, cfg: EncoderConfig) -> list[dict]:
+    out = []
+    for d in cfg.head.dense:
+        t = _read(path / d.path / "model.safetensors")
+        try:
+            w = t["linear.weight"]
+            p = {"w": np.ascontiguousarray(w.T)}
+            if d.bias:
+                p["b"] = t["linear.bias"]
+        except KeyError as exc:
+            raise CheckpointError(f"{path / d.path}/model.safetensors: missing tensor {exc}") from exc
+        if w.shape != (d.out_features, d.in_features):
+            raise CheckpointError(f"{path / d.path}: weight {w.shape}, config says {(d.out_features, d.in_features)}")
+        out.append(p)
+    return out
 
 
 def params_from_tensors(tensors: dict[str, np.ndarray], cfg: EncoderConfig) -> Params:
-    t = _strip_prefix(tensors)
-    layers = []
-    for i in range(cfg.layers):
-        p = f"encoder.layer.{i}"
-        q, k, v = (_dense(t, f"{p}.attention.self.{n}") for n in ("query", "key", "value"))
-        layers.append(
-            {
-                # One [hidden, 3*hidden] matmul instead of three narrow ones.
-                "qkv": {
-                    "w": np.concatenate([q["w"], k["w"], v["w"]], axis=1),
-                    "b": np.concatenate([q["b"], k["b"], v["b"]]),
-                },
-                "attn_out": _dense(t, f"{p}.attention.output.dense"),
-                "attn_ln": _ln(t, f"{p}.attention.output.LayerNorm"),
-                "ffn_in": _dense(t, f"{p}.intermediate.dense"),
-                "ffn_out": _dense(t, f"{p}.output.dense"),
-                "ffn_ln": _ln(t, f"{p}.output.LayerNorm"),
-            }
-        )
-    return {
-        "embeddings": {
-            "word": t["embeddings.word_embeddings.weight"],
-            "position": t["embeddings.position_embeddings.weight"],
-            "type": t["embeddings.token_type_embeddings.weight"],
-            "ln": _ln(t, "embeddings.LayerNorm"),
-        },
-        "layers": layers,
-    }
+    arch = architecture(cfg.arch)
+    return arch.params_from_tensors(_strip_prefix(tensors, arch.PREFIXES), cfg)
 
 
 def load_params(path: Path, cfg: EncoderConfig) -> Params:
     file = Path(path) / "model.safetensors"
-    if not file.exists():
-        raise CheckpointError(f"{path}: no model.safetensors (docbeam never loads pickled weights)")
-    try:
-        tensors = load_file(str(file))
-    except SafetensorError as exc:
-        raise CheckpointError(f"{file}: not a readable safetensors file: {exc}") from exc
+    tensors = _read(file)
     try:
         params = params_from_tensors(tensors, cfg)
     except KeyError as exc:
-        raise CheckpointError(f"{file}: missing tensor {exc}; expected a BERT encoder layout") from exc
+        raise CheckpointError(f"{file}: missing tensor {exc}; expected a {cfg.arch} encoder layout") from exc
     want = (cfg.vocab_size, cfg.hidden)
     if params["embeddings"]["word"].shape != want:
         raise CheckpointError(f"{file}: word embeddings {params['embeddings']['word'].shape}, config says {want}")
+    params["dense"] = _dense_params(Path(path), cfg)
     return params

@@ -11,6 +11,7 @@ Beam re-serialises options to workers by their underscore dest names.
 import argparse
 
 import kernels.catalog
+from pipeline.core.hardware import worker_for
 
 ATTENTION_CHOICES = ["auto", *kernels.catalog.names()]
 # The extractors' names; pipeline.extractors.REGISTRY is keyed by exactly these (tested).
@@ -31,43 +32,104 @@ def extract_list(value: str) -> list[str]:
     kinds = [k.strip() for k in value.split(",") if k.strip()] if value else []
     unknown = [k for k in kinds if k not in EXTRACTORS]
     if unknown:
-        raise ValueError(f"unknown extractor(s) {unknown}; choose from {','.join(EXTRACTORS)}")
+        raise ValueError(f"unknown extractor {', '.join(map(repr, unknown))} (choose from {','.join(EXTRACTORS)})")
     return kinds
 
 
-def non_negative_int(value: str) -> int:
-    n = int(value)
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
+# Flag value checkers: each returns the value as typed (Beam passes options on to workers as
+# given) or raises ArgumentTypeError with the reason, which becomes the one-line error.
+def _checked(check):
+    def parse(value: str) -> str:
+        try:
+            check(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+
+    return parse
+
+
+def _int(value: str, low: int) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < low:
+        raise argparse.ArgumentTypeError(f"{value} is below {low}")
     return n
+
+
+def non_negative_int(value: str) -> int:
+    return _int(value, 0)
 
 
 def positive_int(value: str) -> int:
-    n = int(value)
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
-    return n
+    return _int(value, 1)
 
 
 def positive_float(value: str) -> float:
-    x = float(value)
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
     if not x > 0:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
     return x
 
 
-def add_job_flags(parser: argparse.ArgumentParser) -> None:
-    """Add every docbeam job flag to `parser`."""
+def _ngrams(value: str) -> None:
+    parts = value.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
+        raise ValueError(f"{value!r}: expected MIN,MAX with 1 <= MIN <= MAX, e.g. 1,2")
+
+
+def _hardware(value: str) -> None:
+    worker_for(value)
+
+
+def rejection_limit(value: str) -> tuple[str, float]:
+    """--max-rejected: 'N' (documents), 'P%' or a fraction below 1 -> ('count', N) | ('fraction', f)."""
+    text = value.strip()
+    try:
+        if text.endswith("%"):
+            fraction = float(text[:-1]) / 100
+        elif "." in text:
+            fraction = float(text)
+        else:
+            count = int(text)
+            if count < 0:
+                raise ValueError
+            return "count", count
+    except ValueError:
+        raise ValueError(f"{value!r}: expected a count (10), a percentage (5%) or a fraction (0.05)") from None
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"{value!r}: a share of the documents lies between 0% and 100%")
+    return "fraction", fraction
+
+
+DEFAULT_MAX_REJECTED = "5%"
+RUN_DESCRIPTION = (
+    "Embed documents (and extract, with --extract) into Parquet under --output, with a cost report. "
+    "Exit status: 0 done, 1 accounting check failed, 2 usage error, 3 more rejections than --max-rejected, "
+    "130 interrupted."
+)
+
+
+def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = ()) -> None:
+    """Add every docbeam job flag to `parser`; `required` names flags the command line must
+    have (Beam's own parser on the workers takes none as required)."""
     _flag(
         parser,
         "input",
         nargs="+",
         action="extend",
         metavar="GLOB",
-        help="input files: globs or folders, local or gs:// (.jsonl[.gz], .parquet, .csv, .tsv, .txt, .md, "
-        ".html, .pdf, .docx, .warc[.gz]; content that contradicts its extension is detected)",
+        required="input" in required,
+        help="input files: globs or folders, local or gs:// (.jsonl[.gz], .parquet, .csv, .tsv, .txt, .md, .html, "
+        ".pdf, .docx, .warc[.gz]; content that contradicts its extension is detected; a folder: every file of a "
+        "format docbeam reads, recursively)",
     )
-    _flag(parser, "output", metavar="DIR", help="output folder or gs:// prefix")
+    _flag(parser, "output", metavar="DIR", required="output" in required, help="output folder or gs:// prefix")
     _flag(
         parser,
         "attention",
@@ -75,11 +137,18 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         choices=ATTENTION_CHOICES,
         help="attention kernel; auto picks per platform and records why (see `docbeam kernels`)",
     )
-    _flag(parser, "extract", default="", type=str, help=f"comma-separated extractors: {','.join(EXTRACTORS)}")
+    _flag(
+        parser,
+        "extract",
+        default="",
+        type=_checked(extract_list),
+        help=f"comma-separated extractors: {','.join(EXTRACTORS)}",
+    )
     _flag(
         parser,
         "keyphrase-ngrams",
         default="1,2",
+        type=_checked(_ngrams),
         metavar="MIN,MAX",
         help="n-gram range of keyphrase candidates (default 1,2)",
     )
@@ -118,12 +187,33 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         parser,
         "model",
         metavar="PATH",
-        help="checkpoint dir or gs:// prefix (config.json, model.safetensors, tokenizer.json); "
-        "default all-MiniLM-L6-v2",
+        help="checkpoint dir, gs:// prefix or Hugging Face hub id ORG/NAME[@REVISION] (config.json, "
+        "model.safetensors, tokenizer.json; see `docbeam models`); default all-MiniLM-L6-v2",
     )
     _flag(parser, "model-sha256", metavar="HEX", help="refuse to load weights whose sha256 differs")
-    _flag(parser, "dtype", default="float32", choices=DTYPES, help="encoder compute dtype")
-    _flag(parser, "batch-rows", type=positive_int, default=32, help="rows per packed encoder batch")
+    _flag(
+        parser,
+        "dtype",
+        default="auto",
+        choices=["auto", *DTYPES],
+        help="encoder compute dtype; auto: bfloat16 on TPU and GPU workers, float32 on a CPU (the manifest "
+        "records which and why); bfloat16 dense layers accumulate in float32",
+    )
+    _flag(
+        parser,
+        "batch-rows",
+        type=positive_int,
+        default=None,
+        help="rows of --max-seq-len tokens per encoder batch; default 8192 tokens' worth (32 rows of 256, "
+        "1 row of 8192); shorter row lengths get the same token budget",
+    )
+    _flag(
+        parser,
+        "prompt-name",
+        metavar="NAME",
+        help="the checkpoint's prompt (config_sentence_transformers.json) documents get; default: its "
+        "document/passage prompt, if any",
+    )
     _flag(
         parser,
         "language",
@@ -184,6 +274,7 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         parser,
         "hardware",
         default=None,
+        type=_checked(_hardware),
         help="hardware the run is billed as (cpu, tpu-v5e, l4, ...); default: what the workers have",
     )
     _flag(
@@ -195,6 +286,14 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
     )
     _flag(parser, "profile", metavar="DIR", help="capture a JAX profiler trace of a few encoder batches here")
     _flag(parser, "resume", action="store_true", help="skip input shards already committed to --output")
+    _flag(
+        parser,
+        "reuse",
+        metavar="PREVIOUS_OUTPUT",
+        help="copy the outputs of documents unchanged since this earlier run (same doc_id, same text, same "
+        "settings) instead of encoding them again; the input must be the whole corpus, not a delta "
+        "(documents it lacks are listed as removed)",
+    )
     _flag(
         parser,
         "wave-files",
@@ -211,7 +310,34 @@ def add_job_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave the text out of documents/ and chunks/ (you keep it elsewhere; offsets still refer to it)",
     )
-    _flag(parser, "budget-usd", type=float, help="refuse to start when the projected cost exceeds this")
+    _flag(
+        parser,
+        "budget-usd",
+        type=float,
+        help="run --budget-sample documents first and refuse to go on when the whole input's projected cost "
+        "exceeds this (the sample's outputs are kept, not run twice); an input no bigger than the sample is "
+        "run and held to the budget as it goes",
+    )
+    _flag(
+        parser,
+        "budget-sample",
+        type=positive_int,
+        default=200,
+        metavar="N",
+        help="documents the --budget-usd projection runs (default 200)",
+    )
+    _flag(
+        parser,
+        "max-rejected",
+        default=DEFAULT_MAX_REJECTED,
+        type=_checked(rejection_limit),
+        metavar="N|P%",
+        help="fail the run (exit 3, after writing everything) when more documents than this are rejected: "
+        f"a count, a percentage or a fraction (default {DEFAULT_MAX_REJECTED.replace('%', '%%')}: a few malformed "
+        "records are normal "
+        "in real corpora; a systematic problem such as a wrong --text-field or an unreadable format rejects far "
+        "more). A run where every document was rejected always fails",
+    )
 
 
 def job_parser(prog: str, description: str = "") -> argparse.ArgumentParser:
@@ -219,3 +345,8 @@ def job_parser(prog: str, description: str = "") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_job_flags(parser)
     return parser
+
+
+def docbeam_flag_names() -> list[str]:
+    """Every spelling of every docbeam job flag ('--max-seq-len', '--max_seq_len', ...)."""
+    return [o for a in job_parser("docbeam")._actions for o in a.option_strings if o.startswith("--")]

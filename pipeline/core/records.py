@@ -103,6 +103,7 @@ class Segment:
     ids: np.ndarray  # int32, [CLS] ... [SEP]
     text: str | None = None  # kept for extraction candidates only
     cut_in_word: bool = False  # a chunk that had to start or end inside a word (no boundary in reach)
+    pool_from: int = 0  # leading tokens left out of pooling (a prompt the checkpoint's Pooling excludes)
 
     @property
     def n_tokens(self) -> int:

@@ -11,9 +11,10 @@ import pyarrow as pa
 
 DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS = "documents", "chunks", "extractions", "errors"
 DATA_TABLES = (DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS)  # what a wave writes
-COST, PROGRESS = "_cost", "_progress"
+COST, PROGRESS, REMOVED = "_cost", "_progress", "removed"
+BUDGET_SAMPLE = "_budget_sample"  # the --budget-usd sample's outputs, reused by the run itself
 MANIFEST, JOB_RECORD = "_manifest.json", "_job.json"  # _job.json: what the launcher submitted last
-RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS)  # everything a run owns under --output
+RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS, REMOVED, BUDGET_SAMPLE)  # everything a run owns under --output
 RUN_FILES = (MANIFEST, JOB_RECORD)
 SUFFIX = {DOCUMENTS: ".parquet", CHUNKS: ".parquet", EXTRACTIONS: ".parquet", ERRORS: ".jsonl"}
 

@@ -40,6 +40,7 @@ class MemWatch:
     count: int = 0
     baseline: int | None = None
     fired: bool = False
+    growth_when_fired: int = 0  # the figure the warning logged
 
     def sample(self, value: int) -> bool:
         """Record one sample; True the first time drift is detected."""
@@ -58,7 +59,7 @@ class MemWatch:
         # Still climbing: most recent steps go up (a one-off jump, e.g. a new shape compiled, is one step).
         climbing = len(window) == self.window and window[-1] > window[0] and rises >= 0.6 * (self.window - 1)
         if not self.fired and growth > self.threshold_bytes and climbing:
-            self.fired = True
+            self.fired, self.growth_when_fired = True, growth
             log.warning(
                 "%s memory keeps growing: +%.0f MiB over %d batches since warm-up (threshold %.0f MiB); "
                 "a leak here multiplies the bill on every worker",

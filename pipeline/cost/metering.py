@@ -12,8 +12,10 @@ from collections.abc import Iterator
 
 from apache_beam.metrics import Metrics
 
+from pipeline.cost import progress
+
 NAMESPACE = "docbeam"
-STAGES = ("match", "parse", "chunk", "pack", "encode", "assemble", "write")
+STAGES = ("match", "parse", "reuse", "chunk", "pack", "encode", "assemble", "write")
 COUNTERS = (
     "elements_in",
     "elements_out",
@@ -31,6 +33,7 @@ COUNTERS = (
     "retries",
     "leak_warnings",
     "fallbacks",
+    "model_loads",
 )
 
 
@@ -50,6 +53,7 @@ class StageMeter:
         for name, value in values.items():
             if value:
                 self._counters[name].inc(int(value))
+        progress.record(self.stage, values)
 
     def count(self, name: str, value: int = 1) -> None:
         """A counter named at run time (e.g. skipped_<reason>), beside the fixed COUNTERS."""

@@ -1,12 +1,16 @@
-"""The cost report: per stage seconds, bytes, tokens and dollars; totals; a chart.
+"""The cost report: per stage seconds, bytes, tokens and dollars; totals; charts.
 
 Compute cost is the billed machine time of the run (wall seconds x the hourly rate of the
-hardware from the price table). It is split over the stages by their share of the
-metered wall time; what no stage metered (runner start-up, shuffles, sink I/O) is shown
-as `other`, so the stage costs always add up to the total.
+hardware from the price table). It is split over the stages by their share of the metered
+wall time; what no stage metered (runner start-up, shuffles, sink I/O) is shown as `other`,
+so the stage costs always add up to the total. The headline is per document token and per
+document, the units a user budgets in; encoder tokens (which also count window overlaps and
+extraction candidates) are shown beside them, named as such.
 """
 
 import json
+import math
+import tempfile
 from pathlib import Path
 
 from pipeline.core import tables
@@ -16,10 +20,32 @@ from pipeline.io import storage
 
 SECONDS = {"wall_us": "wall_s", "cpu_us": "cpu_s", "device_us": "device_s", "compile_us": "compile_s"}
 FIELDS = ("elements_in", "elements_out", "bytes_in", "bytes_out", "tokens", "pad_tokens", "rejected", "peak_rss_bytes")
+# What each stage counts in and out.
+UNITS = {
+    "match": ("inputs", "files"),
+    "parse": ("files", "documents"),
+    "reuse": ("documents", "documents"),
+    "chunk": ("documents", "segments"),
+    "pack": ("segments", "batches"),
+    "encode": ("segments", "vectors"),
+    "assemble": ("documents", "documents"),
+    "write": ("rows", "rows"),
+}
+TIMELINE_POINTS = 400
+NOTES = (
+    "`other` is time no stage metered: Beam's start-up, shuffles between stages, sink finalisation.",
+    "`device s` is the time the encoder waited for its results; on a CPU run that is the same cores that do "
+    "everything else, so it overlaps the other stages' seconds.",
+    "Segments are what the encoder ran: chunks, plus extraction candidates and label descriptions.",
+)
+
+
+def units(stage: str) -> tuple[str, str]:
+    return UNITS.get(stage, ("documents", "rows") if stage.startswith("extract_") else ("in", "out"))
 
 
 def _stage_row(name: str, metrics: dict) -> dict:
-    row = {"stage": name}
+    row = {"stage": name, "unit_in": units(name)[0], "unit_out": units(name)[1]}
     row.update({f: int(metrics.get(f, 0)) for f in FIELDS})
     row.update({s: metrics.get(us, 0) / 1e6 for us, s in SECONDS.items()})
     return row
@@ -30,7 +56,21 @@ def stage_order(totals: dict) -> list[str]:
     return [s for s in STAGES if s in totals] + extra
 
 
-def build(totals: dict, *, wall_seconds: float, documents: int, rates: Rates, remote: bool, storage_usd: float) -> dict:
+def _downsample(timeline: list[dict]) -> list[dict]:
+    step = max(1, -(-len(timeline) // TIMELINE_POINTS))
+    return timeline[::step] + ([timeline[-1]] if timeline and (len(timeline) - 1) % step else [])
+
+
+def build(
+    totals: dict,
+    *,
+    wall_seconds: float,
+    documents: int,
+    rates: Rates,
+    remote: bool,
+    storage_usd: float,
+    timeline: list[dict] | None = None,
+) -> dict:
     rows = [_stage_row(s, totals[s]) for s in stage_order(totals)]
     metered = sum(r["wall_s"] for r in rows)
     # Locally the machine is billed for the run's wall time, whatever ran in parallel on it
@@ -43,14 +83,19 @@ def build(totals: dict, *, wall_seconds: float, documents: int, rates: Rates, re
     for r in rows:
         r["share"] = r["wall_s"] / basis if basis else 0.0
         r["cost_usd"] = compute * r["share"]
-    other = {"stage": "other", **{f: 0 for f in FIELDS}, **{s: 0.0 for s in SECONDS.values()}}
+    other = {"stage": "other", "unit_in": "", "unit_out": "", **{f: 0 for f in FIELDS}}
+    other.update({s: 0.0 for s in SECONDS.values()})
     other["wall_s"] = max(billed - metered, 0.0)
     other["share"] = other["wall_s"] / basis if basis else 0.0
     other["cost_usd"] = compute * other["share"]
     rows.append(other)
     total = compute + storage_usd
     encode = totals.get("encode", {})
-    tokens = int(encode.get("tokens", 0))
+    encoded_tokens = int(totals.get("assemble", {}).get("tokens", 0))
+    reused = totals.get("reuse", {})
+    reused_docs, reused_tokens = int(reused.get("elements_out", 0)), int(reused.get("tokens", 0))
+    doc_tokens = encoded_tokens + reused_tokens
+    encoder_tokens = int(encode.get("tokens", 0))
     return {
         "hardware": rates.describe(),
         "wall_seconds": wall_seconds,
@@ -59,30 +104,54 @@ def build(totals: dict, *, wall_seconds: float, documents: int, rates: Rates, re
         "stages": rows,
         "totals": {
             "documents": documents,
-            "tokens": tokens,
+            "document_tokens": doc_tokens,
+            "encoder_tokens": encoder_tokens,
             "pad_tokens": int(encode.get("pad_tokens", 0)),
             "compute_usd": compute,
             "storage_usd": storage_usd,
             "cost_usd": total,
-            "usd_per_1m_tokens": total / tokens * 1e6 if tokens else None,
+            "usd_per_1m_document_tokens": total / doc_tokens * 1e6 if doc_tokens else None,
             "usd_per_1k_documents": total / documents * 1e3 if documents else None,
-            "tokens_per_second": tokens / wall_seconds if wall_seconds else None,
+            "usd_per_1m_encoder_tokens": total / encoder_tokens * 1e6 if encoder_tokens else None,
+            "document_tokens_per_second": doc_tokens / wall_seconds if wall_seconds else None,
+            "encoder_tokens_per_second": encoder_tokens / wall_seconds if wall_seconds else None,
+        },
+        "reuse": {
+            "documents_reused": reused_docs,
+            "document_tokens_reused": reused_tokens,
+            "documents_encoded": documents - reused_docs,
+            "document_tokens_encoded": encoded_tokens,
+            # What encoding the reused documents would have cost at this run's price per encoded token.
+            "saved_usd_estimate": total / encoded_tokens * reused_tokens if encoded_tokens else None,
         },
         "compile": {"compilations": int(encode.get("compilations", 0)), "seconds": encode.get("compile_us", 0) / 1e6},
         "memory": {
             "leak_warnings": int(encode.get("leak_warnings", 0)),
+            # The growth the warning logged, and the growth at the end of the run: both named.
+            "encoder_rss_growth_when_warned_bytes": int(encode.get("rss_leak_bytes", 0)),
             "encoder_rss_growth_bytes": int(encode.get("rss_growth_bytes", 0)),
             "encoder_device_growth_bytes": int(encode.get("device_growth_bytes", 0)),
             "peak_rss_bytes": max((int(m.get("peak_rss_bytes", 0)) for m in totals.values()), default=0),
         },
+        "timeline": _downsample(timeline or []),
         "price_table": rates.source(),
     }
 
 
-def _money(x: float | None) -> str:
+def money(x: float | None) -> str:
+    """Dollars with enough digits to mean something (two significant ones below a dollar):
+    $12.34, $0.50, $0.012, $0.000012."""
     if x is None:
         return "-"
-    return f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
+    if x >= 1:
+        return f"${x:,.2f}"
+    if x <= 0:
+        return "$0"
+    return f"${x:.{max(2, 1 - math.floor(math.log10(x)))}f}"
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n:,} {unit}".strip() if n else "-"
 
 
 def render_markdown(report: dict) -> str:
@@ -90,33 +159,49 @@ def render_markdown(report: dict) -> str:
     lines = [
         "# docbeam cost report",
         "",
-        f"Hardware: **{hw['name']}** at {_money(hw['usd_per_hour'])}/hour ({hw['basis']})"
+        f"**{money(t['usd_per_1m_document_tokens'])} per 1M document tokens, "
+        f"{money(t['usd_per_1k_documents'])} per 1k documents.** "
+        f"Total {money(t['cost_usd'])} (compute {money(t['compute_usd'])}, storage {money(t['storage_usd'])}) "
+        f"for {t['documents']:,} documents of {t['document_tokens']:,} tokens.",
+        "",
+        *_reuse_lines(report),
+        f"The encoder ran {t['encoder_tokens']:,} tokens ({money(t['usd_per_1m_encoder_tokens'])} per 1M encoder "
+        "tokens): document tokens plus window overlaps, model special tokens and extraction candidates.",
+        "",
+        f"Hardware: **{hw['name']}** at {money(hw['usd_per_hour'])}/hour ({hw['basis']})"
         + (" (an assumed price: see the table below)" if hw["assumed"] else "")
-        + ". "
-        f"Billing basis: {report['billing_basis']}, {report['billed_seconds']:.1f} s.",
+        + f". Billing basis: {report['billing_basis']}, {report['billed_seconds']:.1f} s.",
         "",
-        f"**Total {_money(t['cost_usd'])}** (compute {_money(t['compute_usd'])}, storage {_money(t['storage_usd'])}) "
-        f"for {t['documents']:,} documents and {t['tokens']:,} tokens: "
-        f"**{_money(t['usd_per_1m_tokens'])} per 1M tokens**, {_money(t['usd_per_1k_documents'])} per 1k documents.",
-        "",
-        "| stage | in | out | wall s | cpu s | device s | tokens | padded | peak RSS MiB | cost | share |",
+        "| stage | in | out | wall s | cpu s | device s | encoder tokens | padded | peak RSS MiB | cost | share |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["stages"]:
         lines.append(
-            f"| {r['stage']} | {r['elements_in']:,} | {r['elements_out']:,} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | "
+            f"| {r['stage']} | {_count(r['elements_in'], r.get('unit_in', ''))} | "
+            f"{_count(r['elements_out'], r.get('unit_out', ''))} | {r['wall_s']:.2f} | {r['cpu_s']:.2f} | "
             f"{r['device_s']:.2f} | {r['tokens']:,} | {r['pad_tokens']:,} | {r['peak_rss_bytes'] / 2**20:,.0f} | "
-            f"{_money(r['cost_usd'])} | {r['share']:.1%} |"
+            f"{money(r['cost_usd'])} | {r['share']:.1%} |"
         )
     m, c = report["memory"], report["compile"]
+    leak = ""
+    if m["leak_warnings"]:
+        leak = (
+            f". **LEAK WARNING: encoder memory kept growing: +{m['encoder_rss_growth_when_warned_bytes'] / 2**20:,.0f}"
+            f" MiB when the warning fired (the figure in the log), {m['encoder_rss_growth_bytes'] / 2**20:+,.0f} MiB "
+            "at the end**"
+        )
     lines += [
         "",
+        *NOTES,
+        "",
         f"Encoder compilations: {c['compilations']} ({c['seconds']:.1f} s). "
-        f"Padding: {t['pad_tokens'] / max(t['tokens'] + t['pad_tokens'], 1):.1%} of tokens fed to the encoder.",
+        f"Padding: {t['pad_tokens'] / max(t['encoder_tokens'] + t['pad_tokens'], 1):.1%} of tokens fed to the encoder.",
         f"Memory: peak RSS {m['peak_rss_bytes'] / 2**20:,.0f} MiB; encoder growth after warm-up "
         f"{m['encoder_rss_growth_bytes'] / 2**20:+,.0f} MiB host"
         + (f", {m['encoder_device_growth_bytes'] / 2**20:+,.0f} MiB device" if m["encoder_device_growth_bytes"] else "")
-        + (f". **LEAK WARNING: memory kept growing ({m['leak_warnings']} warning(s))**" if m["leak_warnings"] else "."),
+        + (leak or "."),
+        "",
+        "![throughput and memory over the run; where the seconds went](stages.png)",
         "",
         "## Prices used",
         "",
@@ -132,35 +217,76 @@ def render_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_png(report: dict, path: Path) -> None:
+def _reuse_lines(report: dict) -> list[str]:
+    r = report.get("reuse") or {}
+    if not r.get("documents_reused"):
+        return []
+    return [
+        f"Reused from the previous run (`--reuse`): {r['documents_reused']:,} documents, "
+        f"{r['document_tokens_reused']:,} tokens, copied, not encoded; encoded: {r['documents_encoded']:,} "
+        f"documents, {r['document_tokens_encoded']:,} tokens. Saved about {money(r['saved_usd_estimate'])} "
+        "(the reused tokens at this run's cost per encoded token).",
+        "",
+    ]
+
+
+def figure(report: dict):
+    """Throughput and memory over the run (where a timeline was recorded), and where the
+    seconds and dollars went per stage. Text is never read as math: '$' stays a dollar."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = report["stages"]
-    names = [r["stage"] for r in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    ax1.barh(names, [r["wall_s"] for r in rows], color="#4C78A8")
-    ax1.set_xlabel("wall seconds")
-    ax1.invert_yaxis()
-    ax2.barh(names, [r["cost_usd"] for r in rows], color="#F58518")
-    ax2.set_xlabel("USD")
-    ax2.invert_yaxis()
-    t = report["totals"]
-    fig.suptitle(
-        f"docbeam: {_money(t['cost_usd'])} total, {_money(t['usd_per_1m_tokens'])} per 1M tokens "
-        f"({report['hardware']['name']})"
-    )
-    fig.tight_layout()
+    with plt.rc_context({"text.parse_math": False}):
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
+        line = report.get("timeline") or []
+        if len(line) >= 2:
+            ts = [p["t"] for p in line]
+            w = max(1, len(line) // 30)  # rate over a sliding window: batches arrive in bursts
+            rates = [
+                (line[i]["tokens"] - line[max(0, i - w)]["tokens"]) / max(ts[i] - ts[max(0, i - w)], 1e-9)
+                for i in range(len(line))
+            ]
+            ax1.plot(ts, rates, color="#4C78A8", label="document tokens/s")
+            ax1.set_xlabel("seconds since start")
+            ax1.set_ylabel("document tokens/s")
+            ax1.set_ylim(bottom=0)
+            mem = ax1.twinx()
+            mem.plot(ts, [p["rss_bytes"] / 2**20 for p in line], color="#E45756", label="resident memory, MiB")
+            mem.set_ylabel("resident memory, MiB")
+            mem.set_ylim(bottom=0)
+            handles = ax1.get_legend_handles_labels()[0] + mem.get_legend_handles_labels()[0]
+            ax1.legend(handles=handles, loc="lower right", fontsize=8)
+            ax1.set_title("throughput and memory over the run")
+        else:
+            ax1.text(0.5, 0.5, "no timeline (remote runner)", ha="center", va="center", transform=ax1.transAxes)
+            ax1.set_axis_off()
+        rows = report["stages"]
+        names = [r["stage"] for r in rows]
+        bars = ax2.barh(names, [r["wall_s"] for r in rows], color="#4C78A8")
+        ax2.bar_label(bars, labels=[money(r["cost_usd"]) for r in rows], padding=3, fontsize=8)
+        ax2.set_xlabel("wall seconds (label: cost)")
+        ax2.invert_yaxis()
+        ax2.set_title("where the seconds went")
+        t = report["totals"]
+        fig.suptitle(
+            f"docbeam: {money(t['cost_usd'])} total, {money(t['usd_per_1m_document_tokens'])} per 1M document "
+            f"tokens, {money(t['usd_per_1k_documents'])} per 1k documents ({report['hardware']['name']})"
+        )
+    return fig
+
+
+def render_png(report: dict, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = figure(report)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def write(report: dict, output: str) -> None:
     """_cost/report.json, report.md and stages.png under `output` (local or gs://)."""
-    import tempfile
-
     storage.write_text(tables.join(output, tables.COST, "report.json"), json.dumps(report, indent=2))
     storage.write_text(tables.join(output, tables.COST, "report.md"), render_markdown(report))
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,8 +299,9 @@ def summary_line(report: dict) -> str:
     t = report["totals"]
     top = max((r for r in report["stages"] if r["stage"] != "other"), key=lambda r: r["cost_usd"], default=None)
     line = (
-        f"cost:      {_money(t['cost_usd'])} on {report['hardware']['name']}, {_money(t['usd_per_1m_tokens'])} "
-        f"per 1M tokens, {_money(t['usd_per_1k_documents'])} per 1k documents"
+        f"cost:      {money(t['cost_usd'])} on {report['hardware']['name']}: "
+        f"{money(t['usd_per_1m_document_tokens'])} per 1M document tokens, "
+        f"{money(t['usd_per_1k_documents'])} per 1k documents"
     )
     if top:
         line += f" ({top['stage']} {top['share']:.0%} of the time)"

@@ -11,11 +11,12 @@ import numpy as np
 
 from model.checkpoint import describe_checkpoint
 from pipeline.core.records import Document
-from pipeline.encode.packing import Packer, PackSpec
+from pipeline.encode.packing import Packer, PackSpec, default_rows
 from pipeline.encode.pooling import doc_embedding
 from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
-from pipeline.ingest.chunking import Windowing, chunk_documents
+from pipeline.ingest.chunking import Frame, Windowing, chunk_documents
 from pipeline.ingest.sentences import DEFAULT_LANGUAGE
+from pipeline.io import hub
 from pipeline.io.checkpoints import checkpoint_dir
 
 
@@ -31,20 +32,25 @@ class Embedder:
         max_seq_len: int | None = None,
         stride: int = 32,
         language: str = DEFAULT_LANGUAGE,
-        batch_rows: int = 32,
+        prompt_name: str | None = None,
     ):
+        if model and hub.is_hub_id(model):
+            model = str(hub.resolve(model).path)
         ckpt = describe_checkpoint(checkpoint_dir(model))
         seq = max_seq_len or ckpt.config.max_seq_len
-        self.tokenizer, self.special = ckpt.tokenizer, ckpt.special
-        self.windowing = Windowing(seq, stride, specials=ckpt.special.count, language=language)
-        self.pack = PackSpec(rows=batch_rows, seq_len=seq)
+        self.tokenizer = ckpt.tokenizer
+        # Queries get the checkpoint's query prompt; `prompt_name` picks another (the one the
+        # documents got, to reproduce a stored chunk vector).
+        self.frame = Frame.of(ckpt, prompt_name, query=True)
+        self.windowing = Windowing(seq, stride, specials=self.frame.count, language=language)
+        self.pack = PackSpec(rows=default_rows(seq), seq_len=seq)
         self.runtime = EncoderRuntime(EncoderSettings(model, None, attention, dtype, self.pack))
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), dim] float32, L2-normalised where the model normalises."""
         docs = [Document(uid=str(i), doc_id=str(i), source="embed", row=i, text=t) for i, t in enumerate(texts)]
         packer, batches = Packer(self.pack), []
-        for _, chunks in chunk_documents(docs, self.tokenizer, self.special, self.windowing):
+        for _, chunks in chunk_documents(docs, self.tokenizer, self.frame, self.windowing):
             for seg in chunks:
                 batches += packer.add(seg)
         batches += packer.flush()
@@ -53,7 +59,7 @@ class Embedder:
         for batch, vecs in zip(batches, outputs):
             for row, sid, seg in batch.slots:
                 parts.setdefault(int(seg.uid), []).append((seg.index, seg.n_tokens, vecs[row, sid - 1]))
-        dim = self.runtime.checkpoint.config.hidden
+        dim = self.runtime.checkpoint.config.embedding_dim
         out = np.zeros((len(texts), dim), np.float32)  # a text without tokens stays zeros
         for i, chunks in parts.items():
             chunks.sort(key=lambda c: c[0])
@@ -62,10 +68,18 @@ class Embedder:
 
 
 @functools.cache
-def embedder(model: str | None = None, dtype: str = "float32", attention: str = "auto") -> Embedder:
-    return Embedder(model, dtype=dtype, attention=attention)
+def embedder(model: str | None, dtype: str, attention: str, prompt_name: str | None) -> Embedder:
+    return Embedder(model, dtype=dtype, attention=attention, prompt_name=prompt_name)
 
 
-def embed(texts: Sequence[str], model: str | None = None, *, dtype: str = "float32", attention: str = "auto"):
-    """Vectors of `texts` as the pipeline stores them: `pipeline.embed(["a question"])`."""
-    return embedder(model, dtype, attention)(list(texts))
+def embed(
+    texts: Sequence[str],
+    model: str | None = None,
+    *,
+    dtype: str = "float32",
+    attention: str = "auto",
+    prompt_name: str | None = None,
+) -> np.ndarray:
+    """Vectors of `texts` as the pipeline computes them: `pipeline.embed(["a question"])`.
+    A model with prompts gives these texts its query prompt unless `prompt_name` says otherwise."""
+    return embedder(model, dtype, attention, prompt_name)(list(texts))

@@ -13,7 +13,7 @@ from pipeline.core.records import SegmentVector
 from pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import PackedBatch
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from pipeline.encode.runtime import EncoderRuntime, EncoderSettings, shared_runtime
 from pipeline.io import storage
 
 log = logging.getLogger("docbeam.encoder")
@@ -23,6 +23,13 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
     """Input: packed batches (already fixed-shape). Output: one SegmentVector per segment.
 
     Packing happens upstream, so RunInference must not batch again: one packed batch per call.
+
+    One batch is kept in flight: a call starts its batch on the device and returns the vectors
+    of the batch before it, so while the device works the host goes on with the next documents
+    (parse, chunk, pack) and the device never waits for the host's Python. RunInference returns
+    each call's outputs synchronously; the order of outputs does not matter downstream (they
+    are grouped by document). The packer ends every bundle with `PackedBatch.flush()`, which
+    hands back the last batch: nothing stays in flight past a bundle.
     """
 
     def __init__(self, settings: EncoderSettings):
@@ -31,35 +38,48 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
         self._meter: StageMeter | None = None
         self._watches: dict[str, MemWatch] | None = None
         self._last = None
+        self._in_flight = None  # the started batch whose vectors the next call returns
 
     def load_model(self) -> EncoderRuntime:
         _count_storage_retries()
-        return EncoderRuntime(self.settings)
+        runtime, loaded = shared_runtime(self.settings)
+        if loaded:
+            StageMeter("encode").add(model_loads=1)
+        return runtime
 
     def run_inference(
         self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
     ) -> Iterable[list[SegmentVector]]:
         meter = self._meter = self._meter or StageMeter("encode")
-        with meter.timed():
-            outputs, kernels_used, stats = model.encode(list(batch))
-            results = [_unpack(b, out, k) for b, out, k in zip(batch, outputs, kernels_used)]
-        real = sum(b.real_tokens for b in batch)
-        fed = sum(b.tokens.size for b in batch)
+        results = []
+        for b in batch:
+            with meter.timed():
+                started = None if b.is_flush else model.start(b)
+                done, self._in_flight = self._in_flight, started
+                if done is not None:
+                    results.append(self._finish(model, done, meter))
+        return results
+
+    def _finish(self, model: EncoderRuntime, job, meter: StageMeter) -> list[SegmentVector]:
+        out, kernel, stats = model.finish(job)
+        b = job.batch
+        vectors = _unpack(b, out, kernel)
+        real = b.real_tokens
         meter.add(
-            elements_in=sum(len(b.slots) for b in batch),
-            elements_out=sum(len(r) for r in results),
-            bytes_in=sum(b.tokens.nbytes * 3 for b in batch),
-            bytes_out=sum(o.nbytes for o in outputs),
+            elements_in=len(b.slots),
+            elements_out=len(vectors),
+            bytes_in=b.tokens.nbytes * 3,
+            bytes_out=out.nbytes,
             device_us=stats.device_seconds * 1e6,
             compile_us=stats.compile_seconds * 1e6,
             compilations=stats.compilations,
             fallbacks=stats.fallbacks,
             tokens=real,
-            pad_tokens=fed - real,
+            pad_tokens=b.tokens.size - real,
         )
         self._watch_memory(meter)
         self._progress(model, real)
-        return results
+        return vectors
 
     def _watch_memory(self, meter: StageMeter) -> None:
         if self._watches is None:
@@ -71,6 +91,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
             watch = self._watches[kind]
             if watch.sample(value):
                 meter.add(leak_warnings=1)
+                meter.gauge(f"{kind}_leak_bytes", watch.growth_when_fired)
             meter.gauge(f"{kind}_bytes", value)
             meter.gauge(f"{kind}_growth_bytes", watch.growth)
 

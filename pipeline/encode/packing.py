@@ -6,8 +6,14 @@ in each segment. Rows are filled best-fit-decreasing over a pool of pending segm
 waste stays at a few percent. Batches only ever take a handful of row counts
 (`row_shapes`), so the encoder compiles once per shape; a tail that does not fill the
 largest shape is split exactly into the smaller ones instead of being padded with rows.
+
+Long windows (--max-seq-len beyond 512, up to ModernBERT's 8,192): rows come in a few
+lengths (`lengths`: the window, then quarters of it down to 512), and each segment goes to
+the shortest row that holds it, so short documents never pay attention over 8,192 tokens.
+Every length gets the same token budget per batch (`rows * seq_len`): fewer, longer rows.
 """
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -15,18 +21,49 @@ import numpy as np
 
 from pipeline.core.records import Segment
 
+MIN_BUCKET = 512  # the shortest row length long windows are split into
+TOKENS_PER_BATCH = 8192  # default budget: 32 rows of 256, 16 of 512, ... 1 of 8,192
+MAX_DEFAULT_ROWS = 32
+
+
+def default_rows(seq_len: int) -> int:
+    """Rows of `seq_len` tokens per batch when --batch-rows is not given."""
+    return max(1, min(MAX_DEFAULT_ROWS, TOKENS_PER_BATCH // seq_len))
+
 
 @dataclass(frozen=True)
 class PackSpec:
-    rows: int = 32  # rows in a full batch
+    rows: int = 32  # rows in a full batch of the longest rows (seq_len)
     seq_len: int = 256  # tokens per row (the model's window)
-    max_segments: int = 64  # segments per row (pooling slots)
+    max_segments: int = 64  # segments per row (pooling slots), at least; long rows get more
     pool_batches: int = 4  # pack once this many full batches of tokens are pending
 
     @property
+    def lengths(self) -> tuple[int, ...]:
+        """Row lengths, longest first: seq_len, then a quarter of it while >= MIN_BUCKET."""
+        out = [self.seq_len]
+        while out[-1] // 4 >= MIN_BUCKET:
+            out.append(out[-1] // 4)
+        return tuple(out)
+
+    def length_for(self, n_tokens: int) -> int:
+        return min(n for n in self.lengths if n >= n_tokens) if n_tokens <= self.seq_len else self.seq_len
+
+    def rows_for(self, length: int) -> int:
+        """Rows per full batch of rows this long: the same token budget at every length."""
+        return max(1, self.rows * self.seq_len // length)
+
+    def segments_for(self, length: int) -> int:
+        return max(self.max_segments, length // 32)
+
+    def shapes_for(self, length: int) -> tuple[int, ...]:
+        """Batch row counts at one length, largest first: rows, rows/4, rows/16, 1 (distinct, >= 1)."""
+        rows = self.rows_for(length)
+        return tuple(sorted({rows, max(1, rows // 4), max(1, rows // 16), 1}, reverse=True))
+
+    @property
     def row_shapes(self) -> tuple[int, ...]:
-        """Batch row counts, largest first: rows, rows/4, rows/16, 1 (distinct, >= 1)."""
-        return tuple(sorted({self.rows, max(1, self.rows // 4), max(1, self.rows // 16), 1}, reverse=True))
+        return self.shapes_for(self.seq_len)
 
 
 @dataclass
@@ -34,6 +71,8 @@ class PackedBatch:
     tokens: np.ndarray  # int32 [rows, seq_len]
     segment_ids: np.ndarray  # int32 [rows, seq_len]
     positions: np.ndarray  # int32 [rows, seq_len]
+    pool_mask: np.ndarray  # bool [rows, seq_len]: tokens that take part in pooling
+    max_segments: int  # pooling slots per row
     slots: list[tuple[int, int, Segment]] = field(default_factory=list)  # (row, segment id, segment)
 
     @property
@@ -44,38 +83,51 @@ class PackedBatch:
     def shape(self) -> tuple[int, int]:
         return self.tokens.shape
 
+    @property
+    def is_flush(self) -> bool:
+        return self.tokens.size == 0
+
+    @classmethod
+    def flush(cls) -> "PackedBatch":
+        """The end of a bundle's batches: the encoder hands back the batch it keeps in flight."""
+        empty = np.zeros((0, 0), np.int32)
+        return cls(empty, empty, empty, np.zeros((0, 0), bool), 0)
+
 
 def _sort_key(s: Segment) -> tuple:
     # Longest first (best-fit decreasing), ties broken by identity: the same pool always
     # packs the same way, so repeated runs give bit-identical vectors.
-    return (-s.n_tokens, s.uid, s.kind, s.index)
+    return (-len(s.ids), s.uid, s.kind, s.index)
 
 
-def pack_rows(segments: list[Segment], spec: PackSpec) -> list[list[Segment]]:
-    """Best-fit decreasing: each segment goes to the fullest row it still fits in."""
+def pack_rows(segments: list[Segment], spec: PackSpec, length: int | None = None) -> list[list[Segment]]:
+    """Best-fit decreasing: each segment goes to the fullest row it still fits in (the first
+    such row on a tie). Open rows are kept sorted by free room, so finding it is a bisect."""
+    length = length or spec.seq_len
+    slots = spec.segments_for(length)
     rows: list[list[Segment]] = []
-    free: list[int] = []
+    open_rows: list[tuple[int, int]] = []  # (free room, row index), sorted; full rows leave it
     for seg in sorted(segments, key=_sort_key):
-        if seg.n_tokens > spec.seq_len:
-            raise ValueError(f"segment of {seg.n_tokens} tokens exceeds row length {spec.seq_len}")
-        best = -1
-        for r, room in enumerate(free):
-            if seg.n_tokens <= room and len(rows[r]) < spec.max_segments and (best < 0 or room < free[best]):
-                best = r
-                if room == seg.n_tokens:
-                    break
-        if best < 0:
+        n = len(seg.ids)
+        if n > length:
+            raise ValueError(f"segment of {n} tokens exceeds row length {length}")
+        at = bisect.bisect_left(open_rows, (n, -1))
+        if at < len(open_rows):
+            room, r = open_rows.pop(at)
+        else:
+            room, r = length, len(rows)
             rows.append([])
-            free.append(spec.seq_len)
-            best = len(rows) - 1
-        rows[best].append(seg)
-        free[best] -= seg.n_tokens
+        rows[r].append(seg)
+        if room - n > 0 and len(rows[r]) < slots:
+            bisect.insort(open_rows, (room - n, r))
     return rows
 
 
-def to_batch(rows: list[list[Segment]], spec: PackSpec) -> PackedBatch:
-    shape = (len(rows), spec.seq_len)
+def to_batch(rows: list[list[Segment]], spec: PackSpec, length: int | None = None) -> PackedBatch:
+    length = length or spec.seq_len
+    shape = (len(rows), length)
     tokens, seg_ids, pos = (np.zeros(shape, np.int32) for _ in range(3))
+    pool_mask = np.zeros(shape, bool)
     slots = []
     for r, row in enumerate(rows):
         at = 0
@@ -84,9 +136,10 @@ def to_batch(rows: list[list[Segment]], spec: PackSpec) -> PackedBatch:
             tokens[r, at : at + n] = seg.ids
             seg_ids[r, at : at + n] = sid
             pos[r, at : at + n] = np.arange(n)
+            pool_mask[r, at + seg.pool_from : at + n] = True
             slots.append((r, sid, seg))
             at += n
-    return PackedBatch(tokens, seg_ids, pos, slots)
+    return PackedBatch(tokens, seg_ids, pos, pool_mask, spec.segments_for(length), slots)
 
 
 def split_rows(n: int, shapes: tuple[int, ...]) -> list[int]:
@@ -100,37 +153,42 @@ def split_rows(n: int, shapes: tuple[int, ...]) -> list[int]:
 
 
 class Packer:
-    """Accumulates segments; hands out full batches as soon as the pool allows."""
+    """Accumulates segments, one pool per row length; hands out full batches as soon as a
+    pool allows."""
 
     def __init__(self, spec: PackSpec):
         self.spec = spec
-        self.pending: list[Segment] = []
-        self.pending_tokens = 0
+        self.pending: dict[int, list[Segment]] = {n: [] for n in spec.lengths}
+        self.pending_tokens = dict.fromkeys(spec.lengths, 0)
 
-    def add(self, seg: Segment) -> Iterator[PackedBatch]:
-        self.pending.append(seg)
-        self.pending_tokens += seg.n_tokens
-        if self.pending_tokens >= self.spec.pool_batches * self.spec.rows * self.spec.seq_len:
-            yield from self._emit(final=False)
+    def add(self, seg: Segment) -> list[PackedBatch]:
+        """The batches this segment completes (usually none: it joins its length's pool)."""
+        n = len(seg.ids)
+        length = self.spec.length_for(n)
+        self.pending[length].append(seg)
+        self.pending_tokens[length] += n
+        if self.pending_tokens[length] >= self.spec.pool_batches * self.spec.rows_for(length) * length:
+            return list(self._emit(length, final=False))
+        return []
 
     def flush(self) -> Iterator[PackedBatch]:
-        yield from self._emit(final=True)
+        for length in self.spec.lengths:
+            yield from self._emit(length, final=True)
 
-    def _emit(self, final: bool) -> Iterator[PackedBatch]:
-        if not self.pending:
+    def _emit(self, length: int, final: bool) -> Iterator[PackedBatch]:
+        if not self.pending[length]:
             return
-        rows = pack_rows(self.pending, self.spec)
+        rows = pack_rows(self.pending[length], self.spec, length)
+        full = self.spec.rows_for(length)
         # Fullest rows go out; the emptiest rows' segments wait to be packed with newcomers.
         rows.sort(key=lambda row: -sum(s.n_tokens for s in row))
-        keep = 0 if final else min(len(rows), self.spec.rows)
+        keep = 0 if final else min(len(rows), full)
         ready, held = rows[: len(rows) - keep], rows[len(rows) - keep :]
-        sizes = (
-            split_rows(len(ready), self.spec.row_shapes) if final else [self.spec.rows] * (len(ready) // self.spec.rows)
-        )
+        sizes = split_rows(len(ready), self.spec.shapes_for(length)) if final else [full] * (len(ready) // full)
         at = 0
         for size in sizes:
-            yield to_batch(ready[at : at + size], self.spec)
+            yield to_batch(ready[at : at + size], self.spec, length)
             at += size
         held = ready[at:] + held
-        self.pending = [s for row in held for s in row]
-        self.pending_tokens = sum(s.n_tokens for s in self.pending)
+        self.pending[length] = [s for row in held for s in row]
+        self.pending_tokens[length] = sum(s.n_tokens for s in self.pending[length])

@@ -19,6 +19,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import kernels
 from model import embed_segments, load_checkpoint
+from pipeline.cost import progress
 from pipeline.encode.packing import PackedBatch, PackSpec
 from pipeline.io.checkpoints import checkpoint_dir
 
@@ -66,34 +67,62 @@ class EncoderRuntime:
         self.platform = kernels.platform_of_backend()
         self.devices = jax.local_devices()
         self.mesh = Mesh(np.array(self.devices), ("data",))
-        shape = (settings.pack.rows, settings.pack.seq_len, cfg.heads, cfg.head_dim)
-        self.choice = kernels.get(
-            settings.attention, platform=self.platform, shape=shape, dtype=settings.dtype, mesh=self.mesh
-        )
+        # A kernel per row length and per attention window (ModernBERT: global and local).
+        self.kernels = {n: self._layer_kernels(settings.attention, n) for n in settings.pack.lengths}
         replicated = NamedSharding(self.mesh, PartitionSpec())
         params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
         self.params = jax.device_put(params, replicated)
-        self._fn = self._jit(self.choice.attend)
-        self._exact_fn = None  # built on first need: see _redo_exactly
-        self._executables: dict[tuple[int, int], object] = {}
+        self._fns = {n: self._jit(k.attend) for n, k in self.kernels.items()}
+        self._exact_fns: dict[int, object] = {}  # built on first need: see _redo_exactly
+        self._executables: dict[tuple[int, int, int], object] = {}
         self._lock = threading.Lock()
         self.stats = EncodeStats()  # the runtime's totals, over every thread
-        log.info("encoder on %d %s device(s), attention %s", len(self.devices), self.platform, self.choice.reason)
+        for n, k in self.kernels.items():
+            for w, c in k.choices.items():
+                where = "global layers" if w is None else f"local layers (window {w})"
+                log.info(
+                    "encoder on %d %s device(s), T=%d, %s: attention %s",
+                    len(self.devices),
+                    self.platform,
+                    n,
+                    where,
+                    c.reason,
+                )
+
+    def _layer_kernels(self, attention: str, length: int) -> kernels.LayerKernels:
+        cfg = self.checkpoint.config
+        shape = (self.settings.pack.rows_for(length), length, cfg.heads, cfg.head_dim)
+        return kernels.for_layers(
+            attention,
+            windows=cfg.windows,
+            platform=self.platform,
+            shape=shape,
+            dtype=self.settings.dtype,
+            mesh=self.mesh,
+        )
 
     def _jit(self, attend):
-        cfg, slots = self.checkpoint.config, self.settings.pack.max_segments
-        return jax.jit(
-            lambda p, tokens, seg, pos: embed_segments(p, cfg, tokens, seg, pos, attend=attend, max_segments=slots)
-        )
+        cfg = self.checkpoint.config
+
+        def run(p, tokens, seg, pos, pool, *, slots: int):
+            # Every vector leaves L2-normalised (the output contract), whatever the checkpoint's
+            # Normalize module says: cosine to the checkpoint's own vector is unchanged.
+            return embed_segments(
+                p, cfg, tokens, seg, pos, attend=attend, max_segments=slots, pool_mask=pool, unit_norm=True
+            )
+
+        return jax.jit(run, static_argnames=("slots",))
 
     def _redo_exactly(self, batch: PackedBatch) -> np.ndarray:
         """A kernel flagged a result it cannot vouch for (NaN): recompute the batch with `native`."""
-        if self._exact_fn is None:
-            self._exact_fn = self._jit(kernels.get("native", platform=self.platform, mesh=self.mesh).attend)
+        length = batch.shape[1]
+        if length not in self._exact_fns:
+            self._exact_fns[length] = self._jit(self._layer_kernels("native", length).attend)
         log.warning(
-            "attention %s returned NaN for a batch (softmax underflow); recomputed with native", self.choice.name
+            "attention %s returned NaN for a batch (softmax underflow); recomputed with native",
+            self.kernels[length].name,
         )
-        out = self._exact_fn(self.params, *self._device_args(batch))
+        out = self._exact_fns[length](self.params, *self._device_args(batch), slots=batch.max_segments)
         return np.asarray(out, dtype=np.float32)[: batch.shape[0]]
 
     def _param_dtype(self, a: np.ndarray):
@@ -111,48 +140,66 @@ class EncoderRuntime:
         # their vectors are zeros and are dropped; nothing is replicated or gathered.
         extra = self._rows_on_devices(batch.shape[0]) - batch.shape[0]
         sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
-        arrays = (batch.tokens, batch.segment_ids, batch.positions)
+        arrays = (batch.tokens, batch.segment_ids, batch.positions, batch.pool_mask)
         return [jax.device_put(np.pad(x, ((0, extra), (0, 0))) if extra else x, sharding) for x in arrays]
 
-    def _executable(self, rows: int, seq: int, stats: "EncodeStats"):
-        key = (rows := self._rows_on_devices(rows), seq)
+    def _executable(self, batch: PackedBatch, stats: "EncodeStats"):
+        """One compiled executable per batch shape (rows, row length, pooling slots)."""
+        rows, seq = batch.shape
+        key = (rows := self._rows_on_devices(rows), seq, batch.max_segments)
         with self._lock:  # RunInference shares one runtime between threads: compile each shape once
             if key not in self._executables:
+                progress.note(f"compiling the encoder for batches of [{rows}, {seq}]")
                 t0 = time.perf_counter()
                 sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
                 spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
-                self._executables[key] = self._fn.lower(self.params, spec, spec, spec).compile()
+                mask = jax.ShapeDtypeStruct((rows, seq), jnp.bool_, sharding=sharding)
+                fn = self._fns[seq]
+                self._executables[key] = fn.lower(self.params, spec, spec, spec, mask, slots=key[2]).compile()
                 stats.compile_seconds += time.perf_counter() - t0
                 stats.compilations += 1
                 log.info("compiled encoder for [%d, %d] in %.1fs", rows, seq, time.perf_counter() - t0)
+                progress.note("")
             return self._executables[key]
 
     def dispatch(self, batch: PackedBatch, stats: "EncodeStats") -> jax.Array:
         """Start the encoder on a batch; returns without waiting (JAX dispatch is async)."""
-        exe = self._executable(*batch.shape, stats)
+        exe = self._executable(batch, stats)
         return exe(self.params, *self._device_args(batch))
 
-    def encode(self, batches: list[PackedBatch]) -> tuple[list[np.ndarray], list[str], "EncodeStats"]:
-        """Per batch: [rows, max_segments, hidden] float32 and the kernel that computed it;
-        plus this call's own stats (threads share the runtime, so totals are not per call).
-        All batches are dispatched before any is awaited."""
-        stats = EncodeStats(batches=len(batches))
-        for b in batches:  # compile outside the device-time window
-            self._executable(*b.shape, stats)
+    def start(self, batch: PackedBatch) -> "InFlight":
+        """Put a batch on the device and return at once (JAX dispatch is asynchronous): the
+        caller does host work while it runs, and `finish`es it later."""
+        stats = EncodeStats(batches=1)
+        self._executable(batch, stats)  # compile outside the device-time window
         self._profile_start()
+        return InFlight(batch, self.dispatch(batch, stats), stats)
+
+    def finish(self, job: "InFlight") -> tuple[np.ndarray, str, "EncodeStats"]:
+        """Wait for a started batch: [rows, max_segments, dim] float32, the kernel that computed
+        it, and its stats (device seconds: the time the host waited for the device)."""
+        batch, stats = job.batch, job.stats
         t0 = time.perf_counter()
-        pending = [self.dispatch(b, stats) for b in batches]
-        out = [np.asarray(jax.block_until_ready(p), dtype=np.float32)[: b.shape[0]] for p, b in zip(pending, batches)]
+        out = np.asarray(jax.block_until_ready(job.result), dtype=np.float32)[: batch.shape[0]]
         stats.device_seconds += time.perf_counter() - t0
-        kernel = [self.choice.name] * len(out)
-        for i, b in enumerate(batches):
-            if not np.isfinite(out[i]).all():
-                out[i], kernel[i] = self._redo_exactly(b), "native"
-                stats.fallbacks += 1
+        kernel = self.kernels[batch.shape[1]].name
+        if not np.isfinite(out).all():
+            out, kernel = self._redo_exactly(batch), "native"
+            stats.fallbacks += 1
         with self._lock:
             self.stats.add(stats)
         self._profile_stop()
         return out, kernel, stats
+
+    def encode(self, batches: list[PackedBatch]) -> tuple[list[np.ndarray], list[str], "EncodeStats"]:
+        """Per batch: [rows, max_segments, dim] float32 and the kernel that computed it, plus
+        these batches' stats. All are started before any is awaited."""
+        jobs = [self.start(b) for b in batches]
+        done = [self.finish(j) for j in jobs]
+        stats = EncodeStats()
+        for _, _, s in done:
+            stats.add(s)
+        return [o for o, _, _ in done], [k for _, k, _ in done], stats
 
     def _profile_start(self) -> None:
         if self.settings.profile_dir and self.stats.batches == 0 and not _ACTIVE_TRACES:
@@ -165,7 +212,28 @@ class EncoderRuntime:
             finish_profiles()
 
 
+@dataclass
+class InFlight:
+    """A batch on the device: started, not yet finished."""
+
+    batch: PackedBatch
+    result: object  # the device array (or a stand-in's future): awaited by `finish`
+    stats: "EncodeStats"
+
+
 _ACTIVE_TRACES: list[EncoderRuntime] = []
+_SHARED: dict[EncoderSettings, EncoderRuntime] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_runtime(settings: EncoderSettings) -> tuple[EncoderRuntime, bool]:
+    """The process's runtime for these settings, and whether it was loaded just now. Waves
+    (one Beam job each) in one process reuse its weights and compiled executables."""
+    with _SHARED_LOCK:
+        loaded = settings not in _SHARED
+        if loaded:
+            _SHARED[settings] = EncoderRuntime(settings)
+        return _SHARED[settings], loaded
 
 
 @atexit.register

@@ -15,7 +15,7 @@ from pipeline.core.records import Segment
 from pipeline.core.tables import ERRORS
 from pipeline.encode.handler import EncoderHandler
 from pipeline.extractors import SHARED_UID
-from pipeline.graph import sinks
+from pipeline.graph import reuse, sinks
 from pipeline.graph.dofns import Assemble, ChunkDocuments, KnownFile, MatchGlob, PackSegments, ParseFile, text_kib
 from pipeline.graph.plan import JobPlan
 from pipeline.io.checkpoints import checkpoint_dir
@@ -31,8 +31,13 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         files = p | "Files" >> beam.Create(plan.files) | "Listed" >> beam.ParDo(KnownFile())
     files = files | "SpreadFiles" >> beam.Reshuffle()
     parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse)).with_outputs(ERRORS, main="docs")
+    committed = _committed_ids(p, plan)
+    docs, copied, errors = parsed.docs, {}, [parsed[ERRORS]]
+    if plan.reuse is not None:
+        docs, copied, reuse_errors = reuse.split(p, docs, committed, plan)
+        errors.append(reuse_errors)
     chunked = (
-        parsed.docs
+        docs
         # Batches for the tokenizer, sized by text (KiB), not count: 256 documents of 64 MiB
         # each would otherwise sit in memory together.
         | "BatchDocs" >> beam.BatchElements(min_batch_size=16, max_batch_size=4096, element_size_fn=text_kib)
@@ -54,7 +59,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         "vec": vectors
         | "DocVectors" >> beam.Filter(lambda v: v.uid != SHARED_UID)
         | "VecByDoc" >> beam.Map(lambda v: (v.doc_id, v)),
-        "committed": _committed_ids(p, plan),
+        "committed": committed,
     }
     assembled = (
         by_doc
@@ -64,13 +69,14 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
             ERRORS, Assemble.CHUNKS, Assemble.EXTRACTIONS, main="documents"
         )
     )
-    errors = (parsed[ERRORS], chunked[ERRORS], assembled[ERRORS]) | "AllErrors" >> beam.Flatten()
     outputs = {
-        "documents": assembled.documents,
-        "chunks": assembled[Assemble.CHUNKS],
-        "extractions": assembled[Assemble.EXTRACTIONS],
-        "errors": errors,
+        tables.DOCUMENTS: assembled.documents,
+        tables.CHUNKS: assembled[Assemble.CHUNKS],
+        tables.EXTRACTIONS: assembled[Assemble.EXTRACTIONS],
     }
+    for table, rows in copied.items():  # documents copied from --reuse join the encoded ones
+        outputs[table] = (outputs[table], rows) | f"With{table.capitalize()}Reused" >> beam.Flatten()
+    outputs[ERRORS] = (*errors, chunked[ERRORS], assembled[ERRORS]) | "AllErrors" >> beam.Flatten()
     _write(outputs, plan)
     return outputs
 
@@ -90,7 +96,7 @@ def _shared_segments(plan: JobPlan) -> list[Segment]:
 
 
 def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
-    dim, out, name = plan.config.hidden, plan.output, plan.file_prefix
+    dim, out, name = plan.config.embedding_dim, plan.output, plan.file_prefix
     schemas = {
         tables.DOCUMENTS: tables.documents_schema(dim),
         tables.CHUNKS: tables.chunks_schema(dim),

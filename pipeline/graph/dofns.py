@@ -2,6 +2,7 @@
 (cost.metering.StageMeter) and routes every rejection to errors/ with its reason."""
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
@@ -10,13 +11,14 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from model.tokenizer import load_tokenizer
+from pipeline.core import fingerprint
 from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
 from pipeline.core.tables import ERRORS
 from pipeline.cost.metering import StageMeter
-from pipeline.encode.packing import Packer, PackSpec
+from pipeline.encode.packing import PackedBatch, Packer, PackSpec
 from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import DocChunks, chunk_documents
+from pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from pipeline.ingest.sandbox import Sandbox
 from pipeline.ingest.sources import InputGlob, name_of
@@ -99,15 +101,20 @@ class ParseFile(beam.DoFn):
             return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
         for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name, self.sandbox)):
+            docs = [r for r in group if isinstance(r, Document)]
+            skipped = Counter(r.reason for r in group if isinstance(r, Skipped))
+            self.meter.add(  # one update per group, not per record: the meter is not free
+                rejected=sum(isinstance(r, Rejection) for r in group),
+                skipped=sum(skipped.values()),
+                elements_out=len(docs),
+                bytes_out=sum(len(d.text) for d in docs),
+            )
+            for reason, n in skipped.items():
+                self.meter.count(f"skipped_{reason}", n)
             for rec in group:
-                if isinstance(rec, Skipped):
-                    self.meter.add(skipped=1)
-                    self.meter.count(f"skipped_{rec.reason}")
-                elif isinstance(rec, Rejection):
-                    self.meter.add(rejected=1)
+                if isinstance(rec, Rejection):
                     yield beam.pvalue.TaggedOutput(ERRORS, rec)
-                else:
-                    self.meter.add(elements_out=1, bytes_out=len(rec.text))
+                elif isinstance(rec, Document):
                     yield rec
 
 
@@ -121,12 +128,14 @@ class ChunkDocuments(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter("chunk")
+        self.settings = self.plan.settings_hash
         self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
+        self.frame = self.plan.frame or Frame(self.special)
 
     def process(self, docs: list[Document]):
         self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
         with self.meter.timed():
-            pairs = list(chunk_documents(docs, self.tokenizer, self.special, self.plan.windowing))
+            pairs = list(chunk_documents(docs, self.tokenizer, self.frame, self.plan.windowing))
         for doc, chunks in pairs:
             yield from self._one(doc, chunks)
 
@@ -173,6 +182,7 @@ class ChunkDocuments(beam.DoFn):
                 extractions=tuple(rows),
                 text=None if self.plan.no_store_text else doc.text,
                 provenance=doc.provenance,
+                fingerprint=fingerprint.document(self.settings, doc.text),
             ),
         )
 
@@ -192,19 +202,26 @@ class PackSegments(beam.DoFn):
     def _count(self, batches):
         for b in batches:
             real = b.real_tokens
-            self.meter.add(elements_out=1, tokens=real, pad_tokens=b.tokens.size - real, bytes_out=b.tokens.nbytes * 3)
+            self.meter.add(
+                elements_in=len(b.slots),
+                elements_out=1,
+                tokens=real,
+                pad_tokens=b.tokens.size - real,
+                bytes_out=b.tokens.nbytes * 3,
+            )
         return batches
 
     def process(self, seg: Segment):
-        self.meter.add(elements_in=1)
-        with self.meter.timed():
-            ready = self._count(list(self.packer.add(seg)))
+        ready = self.packer.add(seg)  # most segments only join the pool: nothing to time or meter
+        if ready:
+            with self.meter.timed():
+                ready = self._count(ready)
         yield from ready
 
     def finish_bundle(self):
         with self.meter.timed():
             ready = self._count(list(self.packer.flush()))
-        for b in ready:
+        for b in [*ready, PackedBatch.flush()]:  # the flush hands back the encoder's batch in flight
             yield GlobalWindows.windowed_value(b)
 
 
@@ -223,10 +240,9 @@ class Assemble(beam.DoFn):
         infos, vectors = list(grouped["info"]), list(grouped["vec"])
         if not infos:  # a doc_id only an earlier wave has: nothing to do here
             return
-        self.meter.add(elements_in=len(infos))
         if list(grouped["committed"]):  # an earlier wave of this run already wrote this doc_id
+            self.meter.add(elements_in=len(infos), rejected=len(infos))
             for info in infos:
-                self.meter.add(rejected=1)
                 yield beam.pvalue.TaggedOutput(
                     ERRORS,
                     reject(
@@ -242,14 +258,18 @@ class Assemble(beam.DoFn):
         with self.meter.timed():
             kept, dupes = pick_winner(infos)
             result = assemble(kept, [v for v in vectors if v.uid == kept.uid], self.plan.model_name)
+        failed = isinstance(result, Rejection)
+        self.meter.add(
+            elements_in=len(infos),
+            rejected=len(dupes) + failed,
+            elements_out=0 if failed else 1,
+            tokens=0 if failed else kept.n_tokens,
+        )
         for rej in dupes:
-            self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(ERRORS, rej)
-        if isinstance(result, Rejection):
-            self.meter.add(rejected=1)
+        if failed:
             yield beam.pvalue.TaggedOutput(ERRORS, result)
             return
-        self.meter.add(elements_out=1)
         yield result.document
         for c in result.chunks:
             yield beam.pvalue.TaggedOutput(self.CHUNKS, c)

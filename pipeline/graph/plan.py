@@ -3,12 +3,25 @@
 from dataclasses import dataclass, field
 
 from model.config import EncoderConfig
+from pipeline.core import fingerprint
 from pipeline.encode.packing import PackSpec
 from pipeline.encode.runtime import EncoderSettings
 from pipeline.extractors import Extractor
-from pipeline.ingest.chunking import Windowing
+from pipeline.ingest.chunking import Frame, Windowing
 from pipeline.ingest.parse import ParseConfig
 from pipeline.ingest.sources import InputGlob
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A previous run's tables, listed at launch (`--reuse`)."""
+
+    output: str
+    documents: list[str]
+    chunks: list[str]
+    extractions: list[str]
+    same_settings: bool
+    budget_sample: bool = False  # the --budget-usd sample of this very run, not an earlier run
 
 
 @dataclass(frozen=True)
@@ -26,9 +39,18 @@ class JobPlan:
     model_path: str | None  # --model as given (None: default; gs:// resolved on each worker)
     extractors: list[Extractor] = field(default_factory=list)
     no_store_text: bool = False  # leave the text out of documents/ and chunks/
+    settings: dict = field(default_factory=dict)  # everything the outputs depend on but the text
+    reuse: Reuse | None = None  # --reuse: the previous run whose unchanged documents are copied
+    input_files: int = 0  # what the inputs held when the run was planned (progress, cost)
+    input_bytes: int = 0
     files: list[tuple[str, int, str]] | None = None  # exact (path, size, name) to read instead of matching
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
+    # The checkpoint prompt documents get (--prompt-name, else the checkpoint's document prompt).
+    # Resolved and recorded here; chunking puts its tokens in front of every window (issue 13).
+    dtype_reason: str = ""  # why the encoder runs in its dtype (--dtype auto decides per platform)
+    prompt_name: str | None = None
+    frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)
 
     @property
     def pack(self) -> PackSpec:
@@ -37,3 +59,7 @@ class JobPlan:
     @property
     def globs(self) -> list[str]:
         return [i.pattern for i in self.inputs]
+
+    @property
+    def settings_hash(self) -> str:
+        return fingerprint.settings_hash(self.settings)

@@ -19,6 +19,7 @@ the chunk's text is tokenised itself. Long texts are tokenised in blocks cut at 
 memory stays bounded and the tokens are those of the whole text.
 """
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,11 +27,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from tokenizers import Tokenizer
 
+from model.checkpoint import Checkpoint
+from model.prompts import PromptTokens, prompt_tokens
 from model.tokenizer import SpecialTokens
 from pipeline.core.records import Document, Segment
 from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 BLOCK_CHARS = 100_000
+# Bumped whenever the same text and settings can give other chunks: part of every document's
+# fingerprint, so `--reuse` never copies chunks cut by an older rule.
+CHUNKING_VERSION = 2
 
 # Boundary after a token, weakest to strongest.
 INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4
@@ -197,6 +203,7 @@ def windows(
             s = 0
 
 
+@functools.lru_cache(maxsize=16)  # one answer per tokenizer object: reading its JSON costs ~40 ms
 def slices_are_exact(tokenizer: Tokenizer) -> bool:
     """Whether the tokens of a chunk's text are the document's tokens between two word
     boundaries: true for WordPiece behind BERT's (or a whitespace) pre-tokenizer; not for
@@ -207,27 +214,67 @@ def slices_are_exact(tokenizer: Tokenizer) -> bool:
     return spec["model"]["type"] == "WordPiece" and bool(kinds) and kinds <= {"BertPreTokenizer", "Whitespace"}
 
 
+@dataclass(frozen=True)
+class Frame:
+    """What every window of a model is wrapped in: its special tokens and, where the checkpoint
+    defines one, the prompt documents get (in front of every window, as sentence-transformers
+    puts it in front of a text). `pool_from` is where pooling starts when the checkpoint's
+    Pooling leaves the prompt out."""
+
+    special: SpecialTokens
+    prompt: PromptTokens | None = None
+    include_prompt: bool = True
+
+    @classmethod
+    def of(cls, ckpt: Checkpoint, prompt_name: str | None = None, *, query: bool = False) -> "Frame":
+        """A checkpoint's frame: the prompt named (`--prompt-name`), else the one the checkpoint
+        gives documents (or queries, with `query`). CheckpointError for an unknown name."""
+        prompts = ckpt.config.head.prompts
+        if prompt_name is not None:
+            name = prompts.resolve(prompt_name, "--prompt-name")
+        else:
+            name = prompts.query if query else prompts.document
+        if name is None:
+            return cls(ckpt.special)
+        tokens = prompt_tokens(ckpt.tokenizer, name, prompts.texts[name], len(ckpt.special.prefix))
+        return cls(ckpt.special, tokens, ckpt.config.head.include_prompt)
+
+    @property
+    def count(self) -> int:
+        """Tokens of a window that are not the text's: the model's content budget is the rest."""
+        return self.special.count + (len(self.prompt.ids) if self.prompt else 0)
+
+    @property
+    def pool_from(self) -> int:
+        return 0 if self.prompt is None or self.include_prompt else self.prompt.pool_skip
+
+    def wrap(self, content) -> list[int]:
+        return self.special.wrap([*(self.prompt.ids if self.prompt else ()), *content])
+
+    def own_tokens(self, tokenizer: Tokenizer, text: str) -> list[int]:
+        """The content tokens of `text` as the model sees it behind the prompt: the prompt and
+        the text tokenised as one string (the way sentence-transformers does), less the
+        prompt's own tokens."""
+        if self.prompt is None:
+            return tokenizer.encode(text, add_special_tokens=False).ids
+        joint = tokenizer.encode(self.prompt.text + text, add_special_tokens=False).ids
+        n = len(self.prompt.ids)
+        return (
+            joint[n:] if tuple(joint[:n]) == self.prompt.ids else tokenizer.encode(text, add_special_tokens=False).ids
+        )
+
+    def slices_are_exact(self, tokenizer: Tokenizer) -> bool:
+        # Behind a prompt, a slice is the text's own tokens only when the prompt ends in a space.
+        return slices_are_exact(tokenizer) and (self.prompt is None or self.prompt.text[-1:].isspace())
+
+
 class DocChunks:
     """A document's chunks, produced as they are iterated; `n_tokens` (the text's tokens, no
     special tokens, overlaps counted once) is complete once they all have been."""
 
-    def __init__(
-        self,
-        doc: Document,
-        blocks: Iterable[Block],
-        tokenizer: Tokenizer,
-        special: SpecialTokens,
-        win: Windowing,
-        exact: bool,
-    ):
-        self.doc, self.blocks, self.tokenizer, self.special, self.win, self.exact = (
-            doc,
-            blocks,
-            tokenizer,
-            special,
-            win,
-            exact,
-        )
+    def __init__(self, doc: Document, blocks: Iterable[Block], tokenizer: Tokenizer, frame: Frame, win: Windowing):
+        self.doc, self.blocks, self.tokenizer, self.frame, self.win = doc, blocks, tokenizer, frame, win
+        self.exact = frame.slices_are_exact(tokenizer)
         self.n_tokens = 0
 
     def _counted(self) -> Iterator[Block]:
@@ -236,10 +283,10 @@ class DocChunks:
             yield block
 
     def _own(self, start: int, end: int) -> list[int]:
-        return self.tokenizer.encode(self.doc.text[start:end], add_special_tokens=False).ids
+        return self.frame.own_tokens(self.tokenizer, self.doc.text[start:end])
 
     def __iter__(self) -> Iterator[Segment]:
-        doc = self.doc
+        doc, frame = self.doc, self.frame
         # Exact slices still need a cut window's own text tokenised ("##ness" alone is "ness").
         for index, (content, start, end, cut) in enumerate(windows(self._counted(), self.win, self._own, self.exact)):
             yield Segment(
@@ -249,25 +296,26 @@ class DocChunks:
                 index=index,
                 start_char=start,
                 end_char=end,
-                ids=np.asarray(self.special.wrap(content), np.int32),
+                ids=np.asarray(frame.wrap(content), np.int32),
                 cut_in_word=cut,
+                pool_from=frame.pool_from,
             )
 
 
 def chunk_documents(
-    docs: list[Document], tokenizer: Tokenizer, special: SpecialTokens, win: Windowing
+    docs: list[Document], tokenizer: Tokenizer, frame: Frame | SpecialTokens, win: Windowing
 ) -> Iterator[tuple[Document, DocChunks]]:
     """Each document with its chunks. Short texts are tokenised together in one batch call;
     long ones stream block by block, so a 50 MB document never sits in memory as tokens."""
-    exact = slices_are_exact(tokenizer)
+    frame = frame if isinstance(frame, Frame) else Frame(frame)
     short = [d for d in docs if len(d.text) <= BLOCK_CHARS]
     encoded = tokenizer.encode_batch([d.text for d in short], add_special_tokens=False) if short else []
     for doc, enc in zip(short, encoded):
         blocks = [_boundaries(doc.text, 0, enc, win.language)] if enc.ids else []
-        yield doc, DocChunks(doc, blocks, tokenizer, special, win, exact)
+        yield doc, DocChunks(doc, blocks, tokenizer, frame, win)
     for doc in docs:
         if len(doc.text) > BLOCK_CHARS:
-            yield doc, DocChunks(doc, token_blocks(tokenizer, doc.text, win.language), tokenizer, special, win, exact)
+            yield doc, DocChunks(doc, token_blocks(tokenizer, doc.text, win.language), tokenizer, frame, win)
 
 
 def encode_short(texts: list[str], tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int) -> list[np.ndarray]:

@@ -19,6 +19,16 @@ def document(
     )
 
 
+def field_hint(obj: dict, cfg: ParseConfig) -> str:
+    """'; the record has fields: a, b (use --text-field b?)': the likely fix for a missing text
+    field, suggesting the field with the longest string value."""
+    strings = {k: v for k, v in obj.items() if isinstance(v, str) and k != cfg.id_field}
+    best = max(sorted(strings), key=lambda k: len(strings[k]), default=None)
+    return f"; the record has fields: {', '.join(sorted(map(str, obj))) or 'none'}" + (
+        f" (use --text-field {best}?)" if best else ""
+    )
+
+
 def from_fields(path: str, row: int, obj: dict, cfg: ParseConfig, fmt: str) -> Record:
     doc_id = obj.get(cfg.id_field)
     if doc_id is not None:
@@ -29,7 +39,9 @@ def from_fields(path: str, row: int, obj: dict, cfg: ParseConfig, fmt: str) -> R
             )
         doc_id = str(doc_id)
     if cfg.text_field not in obj or obj[cfg.text_field] is None:
-        return reject(STAGE, "missing_text", path, f"no {cfg.text_field!r} field", row=row, doc_id=doc_id)
+        return reject(
+            STAGE, "missing_text", path, f"no {cfg.text_field!r} field{field_hint(obj, cfg)}", row=row, doc_id=doc_id
+        )
     text = obj[cfg.text_field]
     if not isinstance(text, str):
         kind = type(text).__name__

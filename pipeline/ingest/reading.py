@@ -55,11 +55,15 @@ def _binary(path: str, row: int | None, doc_id: str | None) -> Rejection:
     return reject(STAGE, "binary_content", path, problem, row=row, doc_id=doc_id)
 
 
+# Control characters other than whitespace: text has almost none, binary data many.
+_CONTROL = {c: None for c in range(32) if chr(c) not in "\t\n\r\f\v"}
+
+
 def looks_binary(text: str, sample: int = 8192) -> bool:
     head = text[:sample]
     if "\x00" in head:
         return True
-    control = sum(1 for ch in head if ord(ch) < 32 and ch not in "\t\n\r\f\v")
+    control = len(head) - len(head.translate(_CONTROL))  # counted in C, not per character in Python
     return len(head) > 0 and control / len(head) > 0.1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import fnmatch
 import hashlib
 import json
 import logging
@@ -18,20 +19,30 @@ from google.cloud import storage
 
 from model.checkpoint import sha256_of
 from model.config import CheckpointError  # one error type for every checkpoint problem
-from pipeline.io.storage import GCS_TIMEOUT, GS_PREFIX, gcs_blob, gcs_client, is_gcs, retrying, split_gcs
+from pipeline.io import hub
+from pipeline.io.storage import (
+    GCS_TIMEOUT,
+    GS_PREFIX,
+    exists,
+    gcs_blob,
+    gcs_client,
+    is_gcs,
+    retrying,
+    split_gcs,
+    write_bytes,
+)
 
 _LOG = logging.getLogger(__name__)
 
 WEIGHTS_FILE = "model.safetensors"
 REQUIRED_CHECKPOINT_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
-OPTIONAL_CHECKPOINT_FILES = (
-    "special_tokens_map.json",
-    "sentence_bert_config.json",
-    "modules.json",
-    "1_Pooling/config.json",
-    "tokenizer_config.json",
-    "vocab.txt",
-)
+
+
+def wanted(name: str) -> bool:
+    """A file a checkpoint needs (the same patterns for gs:// and the hub)."""
+    return any(fnmatch.fnmatch(name, p) for p in hub.CHECKPOINT_PATTERNS)
+
+
 # Weights in these formats are pickles: loading them can run arbitrary code.
 PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "model.pth")
 SHA256_SIDECAR = WEIGHTS_FILE + ".sha256"
@@ -48,12 +59,28 @@ def default_checkpoint_cache() -> Path:
 
 def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path:
     """The local directory of `--model` on this machine: the default model when None,
-    a download (once per machine) for gs://, the directory itself otherwise."""
+    a download (once per machine) for gs://, the hub cache's snapshot for ORG/NAME[@REV],
+    the directory itself otherwise."""
     if not path:
         from model.checkpoint import default_checkpoint_dir
 
         return default_checkpoint_dir()
-    return localize_checkpoint(path, expected_sha256=expected_sha256) if is_gcs(path) else Path(path)
+    if is_gcs(path):
+        return localize_checkpoint(path, expected_sha256=expected_sha256)
+    return hub.resolve(path).path if hub.is_hub_id(path) else Path(path)
+
+
+def stage_checkpoint(local: Path, prefix: str, sha256: str) -> str:
+    """Copy a local checkpoint's files to `<prefix>/docbeam-models/<sha256>` on GCS (once:
+    content-addressed) for workers that cannot reach the hub. Returns that gs:// prefix."""
+    dest = f"{prefix.rstrip('/')}/docbeam-models/{sha256}"
+    names = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file() or p.is_symlink())
+    names = [n for n in names if wanted(n)]
+    # model.safetensors last: its presence marks a complete copy.
+    if not exists(f"{dest}/{WEIGHTS_FILE}"):
+        for name in sorted(names, key=lambda n: n == WEIGHTS_FILE):
+            write_bytes(f"{dest}/{name}", (local / name).read_bytes())
+    return dest
 
 
 def localize_checkpoint(
@@ -125,8 +152,7 @@ def _localize_gcs(url: str, cache_root: Path, expected: str | None) -> Path:
 
     blobs = retrying("list", _list)
     _check_layout(url, set(blobs))
-    wanted = [n for n in REQUIRED_CHECKPOINT_FILES + OPTIONAL_CHECKPOINT_FILES if n in blobs]
-    listing = {n: {"generation": blobs[n].generation, "size": blobs[n].size} for n in wanted}
+    listing = {n: {"generation": blobs[n].generation, "size": blobs[n].size} for n in sorted(blobs) if wanted(n)}
     key = hashlib.sha256(json.dumps([url, listing], sort_keys=True).encode()).hexdigest()[:24]
 
     cache_root.mkdir(parents=True, exist_ok=True)

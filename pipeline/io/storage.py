@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable
@@ -302,6 +303,14 @@ def delete(path: PathLike) -> None:
         retrying("delete", _delete)
         return
     Path(path).unlink(missing_ok=True)
+
+
+def delete_folder(prefix: PathLike) -> None:
+    """Delete everything under a folder (local) or prefix (gs://), and a local folder itself."""
+    for path in list_prefix(str(prefix).rstrip("/") + "/"):
+        delete(path)
+    if not is_gcs(prefix):
+        shutil.rmtree(prefix, ignore_errors=True)
 
 
 def atomic_write_local(path: Path, data: bytes) -> None:

@@ -1,32 +1,32 @@
-"""What a person sees: log set-up and the closing summary of a run."""
+"""What a person sees: log set-up, the closing summary of a run, and its exit status."""
 
 import logging
+import os
 import sys
 
-from pipeline.core.flags import UsageError, job_parser
+from pipeline.core.flags import UsageError
 from pipeline.cost import report
-from pipeline.launch.job import RunResult, run
+from pipeline.launch.job import Interrupted, RunResult, Stopped, run
 
-RUN_HELP = (
-    "Embed documents (and extract, with --extract) into Parquet under --output. "
-    "Any other Beam pipeline option (--runner, --direct_num_workers, ...) passes through."
-)
+EXIT_OK, EXIT_ACCOUNTING, EXIT_USAGE, EXIT_REJECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def summary(res: RunResult) -> str:
     c = res.manifest["counts"]
+    t = res.cost["totals"]
     enc = res.stage_totals.get("encode", {})
-    tokens = enc.get("tokens", 0)
     pad = enc.get("pad_tokens", 0)
     out = res.manifest["options"].get("output")
+    wall = max(res.wall_seconds, 1e-9)
     lines = [
         f"documents: {c['read']} read, {c['ok']} ok, {c['rejected']} rejected"
         + (f" ({_counts(c['rejected_by_error'])})" if c["rejected"] else "")
         + (f"; {c['skipped']} records skipped ({_counts(c['skipped_by_reason'])})" if c.get("skipped") else ""),
-        f"tokens:    {tokens:,} embedded in {c['chunks']:,} chunks, padding {pad / max(tokens + pad, 1):.1%}, "
-        f"attention {res.manifest['attention']['used']}",
-        f"time:      {res.wall_seconds:.1f}s wall, {tokens / max(res.wall_seconds, 1e-9):,.0f} tokens/s, "
-        f"{c['ok'] / max(res.wall_seconds, 1e-9):.1f} docs/s",
+        f"tokens:    {t['document_tokens']:,} document tokens in {c['chunks']:,} chunks; the encoder ran "
+        f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
+        f"{res.manifest['attention']['used']}",
+        f"time:      {res.wall_seconds:.1f}s wall, {t['document_tokens'] / wall:,.0f} document tokens/s, "
+        f"{c['ok'] / wall:.1f} docs/s",
         report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
@@ -36,6 +36,26 @@ def summary(res: RunResult) -> str:
 
 def _counts(by_kind: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(by_kind.items()))
+
+
+def top_rejections(manifest: dict, n: int = 5) -> list[str]:
+    """The most frequent reasons documents were rejected, each with its first message (the
+    messages name the fix: the fields a record has, the formats docbeam reads, ...)."""
+    c = manifest["counts"]
+    ranked = sorted(c["rejected_by_error"].items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return [f"  {n_err:>6,} {err}: {c['rejected_examples'].get(err, '')}" for err, n_err in ranked]
+
+
+def exit_status(res: RunResult) -> tuple[int, list[str]]:
+    """The run's exit status and, when it failed, the lines that say why."""
+    verdict = res.manifest["verdict"]
+    if verdict["ok"]:
+        return EXIT_OK, []
+    lines = [f"FAILED: {p}" for p in verdict["problems"]]
+    if res.manifest["counts"]["rejected"]:
+        lines += ["top reasons (errors/ has one line per rejected input):", *top_rejections(res.manifest)]
+    status = EXIT_ACCOUNTING if not res.manifest["accounting"]["holds"] else EXIT_REJECTED  # rejections, budget
+    return status, lines
 
 
 def _not_beam_resource_noise(record: logging.LogRecord) -> bool:
@@ -53,16 +73,25 @@ def configure_logging() -> None:
 
 
 def run_main(argv: list[str], prog: str) -> int:
-    """`docbeam run` and `python -m pipeline.run`: run the job, print the summary; exit 0 when
-    the accounting holds, 1 when it does not, 2 on a usage error (one line, no traceback)."""
+    """`docbeam run` and `python -m pipeline.run`: run the job, print the summary, and exit
+    with the status the module docstring of pipeline.cli lists."""
     configure_logging()
-    if "-h" in argv or "--help" in argv:
-        job_parser(prog, RUN_HELP).print_help()
-        return 0
     try:
         res = run(argv)
     except UsageError as exc:
-        print(f"docbeam: {exc}", file=sys.stderr)
-        return 2
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Interrupted as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        sys.stderr.flush()
+        # Beam's worker threads may still be unwinding; their stack traces would bury the one
+        # line that matters, and nothing they do now can be committed.
+        os._exit(EXIT_INTERRUPTED)
+    except Stopped as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.status
     print(summary(res))
-    return 0 if res.manifest["accounting"]["holds"] else 1
+    status, why = exit_status(res)
+    for line in why:
+        print(line, file=sys.stderr)
+    return status

@@ -69,6 +69,11 @@ class Sample:
     files: int
     bytes_total: int
 
+    @property
+    def complete(self) -> bool:
+        """The sample is the whole input: every file was read to its end."""
+        return len(self.docs) + self.rejected == self.total_docs_estimate
+
 
 def _parquet_rows(path: str) -> int:
     import pyarrow.parquet as pq
@@ -86,7 +91,7 @@ def _kind(path: str) -> str:
     return f"{format_of(path)}{'.gz' if path.lower().endswith('.gz') else ''}"
 
 
-def take_sample(files: list[tuple[str, int]], n: int, cfg: ParseConfig, count_budget: int = 256 << 20) -> Sample:
+def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, count_budget: int = 256 << 20) -> Sample:
     """The first n documents in path order, and the number of records the input holds:
     counted exactly (parse only) for the first `count_budget` bytes of files, Parquet from
     its metadata, the rest extrapolated from records per byte of the same kind of file."""
@@ -94,7 +99,7 @@ def take_sample(files: list[tuple[str, int]], n: int, cfg: ParseConfig, count_bu
     density: dict[str, list[tuple[int, float]]] = {}  # kind -> [(records, bytes)]
     pending: list[tuple[str, int]] = []
     with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as sandbox:  # PDF, Word, HTML parse in it
-        for path, size in files:
+        for path, size, name in files:
             fmt = format_of(path)
             if fmt == "parquet":
                 counted += _parquet_rows(path)
@@ -111,7 +116,7 @@ def take_sample(files: list[tuple[str, int]], n: int, cfg: ParseConfig, count_bu
                 return holder["f"]
 
             records = 0
-            for rec in parse_file(path, open_file, cfg, sandbox=sandbox):
+            for rec in parse_file(path, open_file, cfg, name, sandbox):
                 if isinstance(rec, Skipped):
                     continue  # not a document, not an error: costs nothing downstream
                 records += 1
@@ -132,7 +137,7 @@ def take_sample(files: list[tuple[str, int]], n: int, cfg: ParseConfig, count_bu
         seen = density.get(_kind(path)) or [r for rs in density.values() for r in rs]
         per_byte = sum(r for r, _ in seen) / max(sum(b for _, b in seen), 1)
         counted += size * per_byte
-    return Sample(docs, rejected, counted, len(files), sum(s for _, s in files))
+    return Sample(docs, rejected, counted, len(files), sum(s for _, s, _ in files))
 
 
 def throughput_for(
@@ -202,18 +207,32 @@ def project(
     }
 
 
-def estimate(plan: JobPlan, options: PipelineOptions, *, sample_size: int, hardware: str, pricing: str | None) -> dict:
+def estimate(
+    plan: JobPlan,
+    options: PipelineOptions,
+    *,
+    sample_size: int,
+    hardware: str,
+    pricing: str | None,
+    sample_output: str | None = None,
+) -> dict | None:
     """Run `plan` on a sample of its input here and project the whole input on `hardware`.
-    The sample is read and run exactly as the job would be (the same plan, another output)."""
-    files = sorted((path, size) for path, (size, _) in list_files(plan.inputs).items())
+    The sample is read and run exactly as the job would be (the same plan, another output:
+    `sample_output`, to be reused by the job itself, or a temporary folder). None when the
+    sample is the whole input: running it would be the job itself."""
+    listing = list_files(plan.inputs)
+    files = sorted((path, size, name) for path, (size, name) in listing.items())
     sample = take_sample(files, sample_size, plan.parse)
+    if sample_output is not None and sample.complete:
+        return None
     if not sample.docs:
         raise UsageError("the sample has no readable documents; see `docbeam run` errors/ for why")
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "sample.jsonl"
         rows = ({plan.parse.id_field: doc.doc_id, plan.parse.text_field: doc.text} for doc in sample.docs)
         src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        sample_plan = dataclasses.replace(plan, inputs=(for_glob(str(src)),), files=None, output=str(Path(tmp) / "out"))
+        out = sample_output or str(Path(tmp) / "out")
+        sample_plan = dataclasses.replace(plan, inputs=(for_glob(str(src)),), files=None, output=out, reuse=None)
         totals, wall = execute(sample_plan, options)
     storage.reset_retry_count()
     return project(sample, totals, wall, hardware, pricing, plan.config, plan.encoder.dtype)

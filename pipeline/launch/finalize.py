@@ -22,7 +22,7 @@ from pipeline.core import tables
 from pipeline.core.flags import UsageError
 from pipeline.io import storage
 from pipeline.launch import waves
-from pipeline.launch.console import configure_logging, summary
+from pipeline.launch.console import configure_logging, exit_status, summary
 from pipeline.launch.execute import stage_totals
 from pipeline.launch.job import RunResult, finalize, make_rates
 from pipeline.launch.options import DocbeamOptions
@@ -98,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"docbeam finalize: {exc}", file=sys.stderr)
         return 2
     print(summary(res))
-    return 0 if res.manifest["accounting"]["holds"] else 1
+    status, why = exit_status(res)  # the same verdict as `docbeam run`: accounting, --max-rejected
+    for line in why:
+        print(line, file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

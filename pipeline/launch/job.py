@@ -8,6 +8,8 @@ Beam job(s) it reads the outputs back, checks the accounting and writes `_manife
 import dataclasses
 import json
 import logging
+import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -17,15 +19,18 @@ from pipeline.core.flags import UsageError
 from pipeline.cost import report
 from pipeline.cost.pricing import PriceTable, PricingError, Rates
 from pipeline.graph import runners
-from pipeline.graph.plan import JobPlan
+from pipeline.graph.plan import JobPlan, Reuse
 from pipeline.io import outputs, storage
 from pipeline.launch import manifest, waves
 from pipeline.launch.estimate import estimate, render
 from pipeline.launch.execute import execute
 from pipeline.launch.options import DocbeamOptions
-from pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention
+from pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention, stage_for_workers
+from pipeline.launch.progress import Display
 
 log = logging.getLogger("docbeam")
+# Seconds between plain progress lines when stderr is not a terminal (CI, Airflow logs).
+PROGRESS_SECONDS = float(os.environ.get("DOCBEAM_PROGRESS_SECONDS", "30"))
 
 
 @dataclass
@@ -34,6 +39,35 @@ class RunResult:
     stage_totals: dict
     wall_seconds: float
     cost: dict
+
+
+class Stopped(Exception):
+    """A run that ended before its last wave; `status` is its exit status."""
+
+    status = 1
+
+
+class BudgetSpent(Stopped):
+    """--budget-usd reached between waves (an input that fit the budget sample)."""
+
+    status = 3
+
+
+class Interrupted(Stopped):
+    """Ctrl-C during a run: what was committed, and how to go on."""
+
+    status = 130
+
+    def __init__(self, output: str, committed: int, waves: int):
+        self.output, self.committed, self.waves = output, committed, waves
+        if waves == 1:
+            advice = (
+                "nothing was committed (one wave); rerun with --overwrite, or with --wave-files N to commit "
+                "as it goes and --resume after an interruption"
+            )
+        else:
+            advice = f"{committed} of {waves} waves committed; run the same command with --resume to continue"
+        super().__init__(f"interrupted: {advice} ({output})")
 
 
 def prepare_output(output: str, overwrite: bool) -> None:
@@ -66,21 +100,43 @@ def run(argv: list[str], handler=None) -> RunResult:
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)
     local = runners.is_local(options)
+    if not local:
+        plan = stage_for_workers(plan, options)
     rates = make_rates(d, local=local)
-    if d.budget_usd is not None:
-        check_budget(plan, options, d, rates.hardware)
     records = waves.committed(plan.output) if d.resume else []
     if d.resume:
         stale = waves.remove_uncommitted(plan.output, records)
         log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
     else:
         prepare_output(plan.output, d.overwrite)
+    if d.budget_usd is not None and not d.resume:
+        plan = check_budget(plan, options, d, rates.hardware)
     listing = list_files(plan.inputs) if d.resume or d.wave_files else None
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
-    log.info("attention %s", attention["reason"])
+    log.info(
+        "%d file(s), %.1f MiB -> %s; model %s; attention %s",
+        plan.input_files,
+        plan.input_bytes / 2**20,
+        plan.output,
+        plan.model_name,
+        attention["reason"],
+    )
     totals = [r["totals"] for r in records]
     wall = sum(r["wall_seconds"] for r in records)
     todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, records)
+    all_waves = len(records) + len(todo)
+    display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if local else nullcontext()
+    budget = (d.budget_usd, rates) if d.budget_usd is not None else None
+    try:
+        with display:
+            totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler, budget)
+    except KeyboardInterrupt:
+        raise Interrupted(plan.output, len(waves.committed(plan.output)), all_waves) from None
+    timeline = display.timeline if local else []
+    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local, timeline)
+
+
+def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler, budget) -> tuple[list[dict], float]:
     for i, wave in enumerate(todo, 1):
         log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
         # A wave of listed files reads exactly those paths: never matched again as globs,
@@ -99,23 +155,72 @@ def run(argv: list[str], handler=None) -> RunResult:
         records.append({"key": wave.key})
         totals.append(wave_totals)
         wall += wave_wall
-    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local)
+        if budget and i < len(todo) and wall * budget[1].usd_per_hour / 3600 > budget[0]:
+            spent = report.money(wall * budget[1].usd_per_hour / 3600)
+            raise BudgetSpent(
+                f"stopped after wave {i} of {len(todo)}: {spent} spent, over --budget-usd {budget[0]}; the waves "
+                f"done are committed: --resume (with a higher --budget-usd) continues ({plan.output})"
+            )
+    return totals, wall
 
 
-def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, hardware: str) -> dict:
-    """Project the whole job's cost from a sample run; refuse to start over budget."""
-    est = estimate(plan, options, sample_size=200, hardware=hardware, pricing=d.pricing)
+def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, hardware: str) -> JobPlan:
+    """Project the whole job's cost from a sample run; refuse to start over budget. The
+    sample's outputs stay under the output and the job reuses them (each document is encoded
+    once); an input no bigger than the sample is simply run, held to the budget as it goes."""
+    sample_out = tables.join(plan.output, tables.BUDGET_SAMPLE)
+    est = estimate(
+        plan, options, sample_size=d.budget_sample, hardware=hardware, pricing=d.pricing, sample_output=sample_out
+    )
+    if est is None:
+        log.info("budget check: the input fits the --budget-sample; it runs held to --budget-usd %s", d.budget_usd)
+        return plan
     projected = est["projection"]["usd"]
-    log.info("budget check: projected $%.2f against --budget-usd %.2f", projected, d.budget_usd)
+    log.info("budget check: projected %s against --budget-usd %s", report.money(projected), d.budget_usd)
     if projected > d.budget_usd:
+        storage.delete_folder(sample_out)
         raise UsageError(
-            f"projected cost ${projected:,.2f} exceeds --budget-usd {d.budget_usd:,.2f}; not starting.\n{render(est)}"
+            f"projected cost {report.money(projected)} exceeds --budget-usd {d.budget_usd}; not starting.\n"
+            + render(est)
         )
-    return est
+    if plan.reuse is not None:  # --reuse of an earlier run wins; the sample is then run twice
+        return plan
+
+    def files(table: str) -> list[str]:
+        return outputs.files(sample_out, table, tables.SUFFIX[table])
+
+    sample = Reuse(sample_out, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), True, True)
+    return dataclasses.replace(plan, reuse=sample)
+
+
+def _reuse_record(plan: JobPlan, totals: dict) -> dict:
+    """What --reuse did: reused and encoded documents and tokens, and the removed documents,
+    whose ids go to removed/doc_ids.txt."""
+    removed = [] if plan.reuse.budget_sample else manifest.removed_since(plan.reuse.output, plan.output)
+    if not plan.reuse.budget_sample:
+        storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
+    reused, encoded = totals.get("reuse", {}), totals.get("assemble", {})
+    return {
+        "from": plan.reuse.output,
+        "budget_sample": plan.reuse.budget_sample,
+        "same_settings": plan.reuse.same_settings,
+        "documents_reused": int(reused.get("elements_out", 0)),
+        "tokens_reused": int(reused.get("tokens", 0)),
+        "documents_encoded": int(encoded.get("elements_out", 0)),
+        "tokens_encoded": int(encoded.get("tokens", 0)),
+        "documents_removed": len(removed),
+    }
 
 
 def finalize(
-    plan: JobPlan, options: PipelineOptions, totals: dict, wall: float, attention: dict, rates: Rates, local: bool
+    plan: JobPlan,
+    options: PipelineOptions,
+    totals: dict,
+    wall: float,
+    attention: dict,
+    rates: Rates,
+    local: bool,
+    timeline: list[dict] | None = None,
 ) -> RunResult:
     """After the job: read the outputs back, check the accounting, write the manifest and the cost report."""
     parse = totals.get("parse", {})
@@ -132,6 +237,7 @@ def finalize(
         rates=rates,
         remote=not local,
         storage_usd=rates.gcs_usd(gcs_reads, gcs_writes),
+        timeline=timeline or [],
     )
     report.write(cost, plan.output)
     import jax
@@ -149,11 +255,18 @@ def finalize(
     )
     man["cost"] = {
         "usd": cost["totals"]["cost_usd"],
-        "usd_per_1m_tokens": cost["totals"]["usd_per_1m_tokens"],
+        "usd_per_1m_document_tokens": cost["totals"]["usd_per_1m_document_tokens"],
+        "usd_per_1k_documents": cost["totals"]["usd_per_1k_documents"],
         "hardware": rates.hardware,
         "report": "_cost/report.md",
     }
+    if plan.reuse is not None:
+        man["reuse"] = _reuse_record(plan, totals)
     man["storage_retries"] = storage.retry_count()
+    d = options.view_as(DocbeamOptions)
+    man["verdict"] = manifest.verdict(check, d.max_rejected, cost["totals"]["cost_usd"], d.budget_usd)
+    if plan.reuse is not None and plan.reuse.budget_sample:  # copied into this run: no longer needed
+        storage.delete_folder(tables.join(plan.output, tables.BUDGET_SAMPLE))
     storage.write_text(tables.join(plan.output, tables.MANIFEST), json.dumps(man, indent=2, default=str))
     if not check["holds"]:
         log.error("accounting check FAILED: %s", json.dumps(man["accounting"]))

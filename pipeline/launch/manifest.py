@@ -7,6 +7,8 @@ import sys
 from collections import Counter
 from importlib import metadata
 
+from pipeline.core import tables
+from pipeline.core.flags import rejection_limit
 from pipeline.io import outputs
 
 
@@ -40,6 +42,9 @@ def accounting(output: str, read: int) -> dict:
     dupes = {k: n for k, n in Counter(ids).items() if n > 1}
     errors = outputs.read_errors(output)
     ok, rejected = len(ids), len(errors)
+    examples: dict[str, str] = {}
+    for e in errors:
+        examples.setdefault(e["error"], e["message"])
     return {
         "holds": read == ok + rejected and not dupes,
         "read": read,
@@ -48,7 +53,31 @@ def accounting(output: str, read: int) -> dict:
         "duplicate_doc_ids": sorted(dupes)[:20],
         "attention_used": sorted(set(docs.column("attention").to_pylist())) if docs is not None else [],
         "rejected_by_error": dict(Counter(e["error"] for e in errors)),
+        "examples": examples,  # the first message of each kind of rejection
     }
+
+
+def verdict(check: dict, max_rejected: str, cost_usd: float | None = None, budget_usd: float | None = None) -> dict:
+    """Whether the run did what it was asked: its accounting holds, it read documents, it
+    rejected no more of them than --max-rejected allows (never all of them), and it cost no
+    more than --budget-usd."""
+    kind, value = rejection_limit(max_rejected)
+    read, rejected = check["read"], check["rejected"]
+    allowed = value if kind == "count" else value * read
+    problems = []
+    if not check["holds"]:
+        problems.append("accounting check failed")
+    if read == 0:
+        problems.append("no documents were read")
+    elif rejected == read:
+        problems.append(f"every document ({read}) was rejected")
+    elif rejected > allowed:
+        problems.append(
+            f"{rejected} of {read} documents rejected ({rejected / read:.1%}), over --max-rejected {max_rejected}"
+        )
+    if budget_usd is not None and cost_usd is not None and cost_usd > budget_usd:
+        problems.append(f"the run cost ${cost_usd:.2g}, over --budget-usd {budget_usd}")
+    return {"ok": not problems, "problems": problems, "max_rejected": max_rejected}
 
 
 def build(
@@ -79,6 +108,7 @@ def build(
             "chunks": chunk_rows,
             "extractions": extraction_rows,
             "rejected_by_error": check["rejected_by_error"],
+            "rejected_examples": check["examples"],
             # input records that are no documents by design (WARC requests, images, redirects)
             "skipped": parse.get("skipped", 0),
             "skipped_by_reason": {
@@ -90,14 +120,30 @@ def build(
             "name": plan.model_name,
             "path": plan.encoder.model or "(default)",
             "weights_sha256": plan.weights_sha256,
-            "dim": plan.config.hidden,
+            "dim": plan.config.embedding_dim,
+            "architecture": plan.config.arch,
+            "pooling": list(plan.config.head.pooling),
+            "prompt_name": plan.prompt_name,
             "max_seq_len": plan.windowing.max_seq_len,
             "stride": plan.windowing.stride,
             "dtype": plan.encoder.dtype,
+            "dtype_reason": plan.dtype_reason,
         },
+        # What every document's fingerprint hashes besides its text (`--reuse` compares these).
+        "settings": {"hash": plan.settings_hash, "values": plan.settings},
         "attention": {**attention, "used_by_workers": check["attention_used"]},
         "versions": versions(),
         "platform": {"machine": platform.machine(), "system": platform.system(), "devices": devices},
         "options": options,
         "wall_seconds": round(wall_seconds, 3),
     }
+
+
+def removed_since(previous: str, output: str) -> list[str]:
+    """doc_ids of the previous run this run's input no longer has (neither written nor
+    rejected now): the input is the whole corpus, so they were deleted."""
+    before = outputs.read_table(previous, tables.DOCUMENTS, ["doc_id"])
+    now = outputs.read_table(output, tables.DOCUMENTS, ["doc_id"])
+    seen = set(now.column("doc_id").to_pylist()) if now is not None else set()
+    seen |= {e["doc_id"] for e in outputs.read_errors(output) if e.get("doc_id")}
+    return sorted(set(before.column("doc_id").to_pylist()) - seen) if before is not None else []

@@ -2,24 +2,36 @@
 model that cannot be read, a kernel that cannot run here or a bad extractor setting fail
 here, in one line, not inside a worker."""
 
+import dataclasses
+import hashlib
+import json
+import logging
 import os
+from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
 import kernels
-from model.checkpoint import describe_checkpoint
+from model.checkpoint import describe_checkpoint, sha256_of
 from model.config import CheckpointError
 from pipeline import extractors
+from pipeline.core import fingerprint, tables
 from pipeline.core.flags import UsageError, extract_list
-from pipeline.encode.packing import PackSpec
+from pipeline.core.hardware import catalogue, parse_spec
+from pipeline.encode.packing import PackSpec, default_rows
 from pipeline.encode.runtime import EncoderSettings
-from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import Windowing
+from pipeline.extractors.labels import DEFAULT_LABELS
+from pipeline.graph import runners
+from pipeline.graph.plan import JobPlan, Reuse
+from pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
-from pipeline.io.checkpoints import checkpoint_dir
+from pipeline.io import hub, outputs, storage
+from pipeline.io.checkpoints import checkpoint_dir, stage_checkpoint
 from pipeline.launch.options import DocbeamOptions
+
+log = logging.getLogger("docbeam")
 
 
 def absolute(glob: str) -> str:
@@ -82,26 +94,94 @@ def list_files(inputs: tuple[InputGlob, ...]) -> dict[str, tuple[int, str]]:
     return listing
 
 
+# Files of a checkpoint docbeam reads besides the weights: they change its vectors or tokens.
+CHECKPOINT_TEXT_FILES = ("*.json", "*/*.json")
+
+
+def checkpoint_hash(path, weights_sha256: str) -> str:
+    """The weights' sha256 and every configuration file docbeam reads (tokenizer, pooling,
+    Dense, prompts), hashed together."""
+    h = hashlib.sha256(weights_sha256.encode())
+    root = Path(path)
+    for f in sorted({p for pattern in CHECKPOINT_TEXT_FILES for p in root.glob(pattern)}):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    for f in sorted(root.glob("*/model.safetensors")):  # Dense layers' weights
+        h.update(str(f.relative_to(root)).encode() + b"\0" + sha256_of(f).encode())
+    return h.hexdigest()[:32]
+
+
+def _by_content(settings: dict) -> dict:
+    """An extractor's settings, a label file by its content (the default one included)."""
+    out = dict(settings)
+    if "labels_file" in out:
+        out["labels_file"] = hashlib.sha256(Path(out["labels_file"] or DEFAULT_LABELS).read_bytes()).hexdigest()[:32]
+    return out
+
+
+def _previous_run(previous: str, output: str | None, settings: dict) -> Reuse:
+    """The run `--reuse` names, its tables listed, and whether its settings are this run's."""
+    if output and previous.rstrip("/") == output.rstrip("/"):
+        raise UsageError("--reuse and --output name the same folder; write the new run somewhere else")
+    path = tables.join(previous, tables.MANIFEST)
+    if not storage.exists(path):
+        raise UsageError(f"--reuse {previous}: no {tables.MANIFEST} there (not a finished docbeam run)")
+    before = json.loads(storage.read_text(path)).get("settings", {})
+    changed = fingerprint.changed(before.get("values", {}), settings)
+    if changed:
+        log.warning("--reuse %s: settings changed (%s): every document is encoded again", previous, "; ".join(changed))
+
+    def files(table: str) -> list[str]:
+        return outputs.files(previous, table, tables.SUFFIX[table])
+
+    return Reuse(previous, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), not changed)
+
+
+def _platform(options: PipelineOptions, hardware: str | None) -> str:
+    """Where the encoder will run: this machine's platform for a local runner, else the kind
+    of accelerator the job is billed for (the workers' hardware)."""
+    if runners.is_local(options):
+        return kernels.platform_of_backend()
+    if hardware and parse_spec(hardware)[0] != "cpu":
+        return catalogue().get(parse_spec(hardware)[0]).kind
+    return "cpu"
+
+
+def resolve_dtype(requested: str, platform: str) -> tuple[str, str]:
+    """`--dtype auto`: bfloat16 where the chips are built for it, float32 on a CPU."""
+    if requested != "auto":
+        return requested, f"{requested}: requested"
+    if platform in ("tpu", "gpu"):
+        return "bfloat16", f"bfloat16: {platform.upper()}, whose matrix units run 16-bit at full rate"
+    return "float32", f"float32: {platform.upper()}, where the README's parity figures were measured"
+
+
 def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
     d = options.view_as(DocbeamOptions)
     if needs_output and not d.output:
         raise UsageError("--output is required (a folder or gs:// prefix)")
     inputs = resolve_inputs(d.input or [])
-    list_files(inputs)  # id collisions fail here, before the job
+    listing = list_files(inputs)  # id collisions fail here, before the job
+    model, hub_ckpt = d.model, None
     try:
-        ckpt = describe_checkpoint(checkpoint_dir(d.model, d.model_sha256))
+        if model and hub.is_hub_id(model):
+            # Resolved once, here: workers get this snapshot (or its staged copy), never the hub.
+            hub_ckpt = hub.resolve(model)
+            model = str(hub_ckpt.path)
+        ckpt = describe_checkpoint(checkpoint_dir(model, d.model_sha256))
     except CheckpointError as exc:
         raise UsageError(f"--model: {exc}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"
         )
+    dtype, dtype_reason = resolve_dtype(d.dtype, _platform(options, d.hardware))
     max_seq_len = d.max_seq_len or ckpt.config.max_seq_len  # the window the model was trained on
     if max_seq_len > ckpt.config.max_positions:
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
-        windowing = Windowing(max_seq_len, d.stride, specials=ckpt.special.count, language=d.language)
-    except ValueError as exc:
+        frame = Frame.of(ckpt, d.prompt_name)
+        windowing = Windowing(max_seq_len, d.stride, specials=frame.count, language=d.language)
+    except (ValueError, CheckpointError) as exc:
         raise UsageError(str(exc)) from exc
     try:
         kinds = extract_list(d.extract)
@@ -125,7 +205,20 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         exs = extractors.build(kinds, settings)
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
-    pack = PackSpec(rows=d.batch_rows, seq_len=max_seq_len)
+    prompt = frame.prompt.name if frame.prompt else None
+    # Fewer, longer rows at long windows: the same token budget per batch (packing.py).
+    pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
+    outputs_depend_on = {
+        "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
+        "dtype": dtype,
+        "max_seq_len": max_seq_len,
+        "stride": d.stride,
+        "language": d.language,
+        "chunking": CHUNKING_VERSION,
+        "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
+        "prompt": prompt,
+    }
+    previous = _previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None
     return JobPlan(
         inputs=inputs,
         output=d.output or "",
@@ -140,25 +233,53 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
             parse_memory_mb=d.parse_memory_mb,
         ),
         windowing=windowing,
-        encoder=EncoderSettings(d.model, d.model_sha256, d.attention, d.dtype, pack, d.profile, d.leak_threshold_mb),
-        model_name=d.model or ckpt.name,
+        encoder=EncoderSettings(model, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
+        dtype_reason=dtype_reason,
+        model_name=hub_ckpt.name if hub_ckpt else (d.model or ckpt.name),
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
-        model_path=d.model,
+        model_path=model,
         extractors=exs,
         no_store_text=d.no_store_text,
+        settings=outputs_depend_on,
+        reuse=previous,
+        input_files=len(listing),
+        input_bytes=sum(size for size, _ in listing.values()),
+        prompt_name=prompt,
+        frame=frame,
     )
 
 
+def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
+    """A remote runner's workers cannot read a local --model (a hub snapshot included): copy it
+    to <temp_location>/docbeam-models/<sha256> once, and pin the workers to that copy and hash."""
+    if not plan.model_path or "://" in plan.model_path:
+        return plan
+    temp = options.view_as(GoogleCloudOptions).temp_location
+    if not temp or "://" not in temp:
+        raise UsageError("--model is local: a remote runner needs --temp_location gs://... to stage it for workers")
+    staged = stage_checkpoint(Path(plan.model_path), temp, plan.weights_sha256)
+    encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
+    return dataclasses.replace(plan, model_path=staged, encoder=encoder)
+
+
 def resolve_attention(plan: JobPlan, platform: str | None = None) -> dict:
-    """The choice the workers will make, made here first so a bad request fails before the job."""
-    shape = (plan.pack.rows, plan.pack.seq_len, plan.config.heads, plan.config.head_dim)
+    """The choices the workers will make, made here first so a bad request fails before the job:
+    one per row length and attention window (`by_length`); the top level states the longest rows'."""
     platform = platform or kernels.platform_of_backend()
+    cfg, by_length = plan.config, []
     try:
-        choice = kernels.get(plan.encoder.attention, platform=platform, shape=shape, dtype=plan.encoder.dtype)
+        for n in plan.pack.lengths:
+            shape = (plan.pack.rows_for(n), n, cfg.heads, cfg.head_dim)
+            layers = kernels.for_layers(
+                plan.encoder.attention, windows=cfg.windows, platform=platform, shape=shape, dtype=plan.encoder.dtype
+            )
+            by_length += [{"seq_len": n, **r} for r in layers.records(platform)]
+            if n == plan.pack.seq_len:
+                top = {**layers.choices[None].record(platform), "used": layers.name}
     except kernels.KernelUnavailable as exc:
         raise UsageError(str(exc)) from exc
-    return choice.record(platform)
+    return {**top, "by_length": by_length}
 
 
 def remote_attention(requested: str) -> dict:

@@ -23,10 +23,12 @@ import argparse
 import re
 from collections.abc import Sequence
 
+from pipeline.core.beam_flags import BEAM_FLAGS
+from pipeline.core.flags import UsageError
 from pipeline.core.hardware import HardwareError, catalogue
 
 
-class SubmitError(ValueError):
+class SubmitError(UsageError):
     """A submit request that cannot be turned into a valid Dataflow job; one clear line."""
 
 
@@ -159,11 +161,9 @@ def _check(ns: argparse.Namespace, opts: dict[str, object]) -> None:
 
 
 def _check_beam_names(opts: dict[str, object]) -> None:
-    # Imported here, not at module level: the Airflow scheduler imports nothing of Beam, and
-    # this check is the only reason this module needs Beam at all.
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    known = set(PipelineOptions([]).get_all_options())
+    # Beam's option names from the table the command line uses: the Airflow scheduler (and a
+    # mistyped `docbeam submit`) never has to import Beam to check them.
+    known = {dest for dest, _ in BEAM_FLAGS.values()}
     unknown = sorted(set(opts) - known)
     if unknown:  # a typo here would be silently ignored by Dataflow
         raise SubmitError(f"not Beam pipeline options: {unknown}")

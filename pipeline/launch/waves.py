@@ -79,7 +79,15 @@ def plan(globs: list[str], files: list[str] | None, wave_files: int, records: li
     return [Wave(key_of(pending[i : i + size]), pending[i : i + size]) for i in range(0, len(pending), size)]
 
 
-GAUGES = {"peak_rss_bytes", "rss_bytes", "rss_growth_bytes", "device_bytes", "device_growth_bytes"}
+GAUGES = {
+    "peak_rss_bytes",
+    "rss_bytes",
+    "rss_growth_bytes",
+    "rss_leak_bytes",
+    "device_bytes",
+    "device_growth_bytes",
+    "device_leak_bytes",
+}
 
 
 def merge_totals(all_totals: list[dict]) -> dict:

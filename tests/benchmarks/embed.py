@@ -202,10 +202,10 @@ def main() -> int:
 
 
 def render(results: dict) -> str:
-    from model import EncoderConfig, flops_per_token
+    from model import flops_per_token, read_config
     from model.checkpoint import default_checkpoint_dir
 
-    cfg = EncoderConfig.from_dir(default_checkpoint_dir())
+    cfg = read_config(default_checkpoint_dir())
     lines = [f"{'method':<14}{'docs/s':>9}{'tokens/s':>11}{'padding':>9}{'compiles':>9}{'peak RSS':>10}"]
     for name in ("docbeam", "mltransform", "st"):
         r = results.get(name)

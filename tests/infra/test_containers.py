@@ -233,3 +233,41 @@ def test_image_requirements_resolve_with_pip(target, tmp_path):
         assert got["libtpu"].startswith("0.0.42")
     else:
         assert got["jax-cuda13-plugin"] == version("jax")
+
+
+def test_the_flex_template_command_line_passes_the_strict_check():
+    """What the Flex Template launcher hands pipeline/run.py: every declared parameter, plus
+    the launcher's own Beam options; none of it is refused as an unknown flag."""
+    from pipeline.core.command_line import check_job_args
+
+    meta = json.loads((REPO / "infra" / "dataflow" / "flex_template.json").read_text())
+    example = {
+        "input": "gs://b/in/*",
+        "output": "gs://b/out",
+        "attention": "auto",
+        "extract": "keyphrases,summary",
+        "label_file": "gs://b/labels.yaml",
+        "max_seq_len": "256",
+        "batch_rows": "32",
+        "dtype": "bfloat16",
+        "model": "gs://b/model",
+        "hardware": "tpu-v5e:1",
+        "budget_usd": "10",
+    }
+    assert set(example) == {p["name"] for p in meta["parameters"]}, "give every template parameter an example"
+    for p in meta["parameters"]:
+        assert all(re.fullmatch(rx, example[p["name"]]) for rx in p.get("regexes", [])), p["name"]
+    argv = [f"--{name}={value}" for name, value in example.items()]
+    launcher = [
+        "--runner=DataflowRunner",
+        "--project=p",
+        "--region=us-central1",
+        "--job_name=docbeam-1",
+        "--temp_location=gs://b/tmp",
+        "--staging_location=gs://b/staging",
+        "--sdk_container_image=img",
+        "--experiments=use_runner_v2",
+        "--labels=goog-dataflow-provided-template-type=flex",
+    ]
+    ns = check_job_args(argv + launcher, "python -m pipeline.run")
+    assert ns.input == ["gs://b/in/*"] and ns.output == "gs://b/out"

@@ -67,7 +67,7 @@ import pipeline.launch.options  # noqa: E402,F401  (registers docbeam's own flag
 from pipeline.launch import submit  # noqa: E402
 
 DS = "2026-12-01"
-JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract", "hardware"}
+JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract", "hardware", "reuse"}
 
 
 def load_dags() -> dict:
@@ -82,9 +82,10 @@ def dags() -> dict:
 
 
 def params_for(dag, **override) -> dict:
-    """The run's params as Airflow validates them: DAG defaults + a run's overrides."""
+    """The run's params as Airflow validates them: DAG defaults + a run's overrides. Reusing
+    the previous run reads gs://BUCKET/.../_latest: off here, on in the test that serves it."""
     params = copy.deepcopy(dag.params)
-    params.update(override)
+    params.update({"reuse_previous": False, **override})
     return params.validate()
 
 
@@ -92,7 +93,11 @@ def test_dag_folder_loads_without_import_errors(dags):
     assert sorted(dags) == ["docbeam_dataflow", "docbeam_local"]
     flow = dags["docbeam_dataflow"]
     assert [t.task_id for t in flow.topological_sort()] == ["resolve", "run_dataflow", "wait_for_job", "finalize"]
-    assert [t.task_id for t in dags["docbeam_local"].topological_sort()] == ["resolve_local", "run_local"]
+    assert [t.task_id for t in dags["docbeam_local"].topological_sort()] == [
+        "resolve_local",
+        "run_local",
+        "mark_latest",
+    ]
 
 
 # (param overrides, the same job as `docbeam submit` flags, written out by hand)
@@ -210,6 +215,19 @@ def test_the_command_line_airflow_builds_parses_back_in_beam(dags):
     assert parsed.view_as(GoogleCloudOptions).dataflow_service_options == [
         "worker_accelerator=type:tpu-v6e-slice;topology:2x4"
     ]
+    # What the operator adds before it starts pipeline/run.py (its own dataflow_config keys),
+    # through docbeam's strict command-line check: nothing it passes is refused.
+    from pipeline.core.command_line import check_job_args
+
+    added = {
+        "runner": "DataflowRunner",
+        "job_name": "docbeam-20261201-5f2a",
+        "project": "p2",
+        "region": "us-east5",
+        "labels": {"airflow-version": "v3-3-2"},
+        "impersonate_service_account": "sa@p2.iam.gserviceaccount.com",
+    }
+    check_job_args(beam_options_to_args({**opts, **added}), "python -m pipeline.run")
 
 
 def test_tasks_are_wired_to_the_resolved_options_and_the_pushed_job_id(dags):
@@ -256,11 +274,52 @@ def test_local_dag_runs_the_sample_job_end_to_end(airflow_db, tmp_path, monkeypa
     import pendulum
 
     dag = load_dags()["docbeam_local"]
-    run = dag.test(logical_date=pendulum.datetime(2026, 12, 1, tz="UTC"), run_conf={"output_root": str(tmp_path)})
-    states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    assert states == {"resolve_local": "success", "run_local": "success"}, states
+    manifests = []
+    for day in (1, 2):  # the second day's run reuses the first's: the input did not change
+        run = dag.test(logical_date=pendulum.datetime(2026, 12, day, tz="UTC"), run_conf={"output_root": str(tmp_path)})
+        states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+        assert states == {"resolve_local": "success", "run_local": "success", "mark_latest": "success"}, states
+        out = tmp_path / f"2026-12-0{day}"
+        assert sorted(p.name for p in (out / "documents").glob("*.parquet"))
+        assert (tmp_path / "_latest").read_text().strip() == str(out)
+        manifests.append(json.loads((out / "_manifest.json").read_text()))
+    first, second = manifests
+    assert first["counts"]["ok"] > 0 and "reuse" not in first
+    assert second["reuse"]["from"] == str(tmp_path / DS)
+    assert second["reuse"]["documents_reused"] == first["counts"]["ok"] and second["reuse"]["documents_encoded"] == 0
 
-    out = tmp_path / DS
-    assert sorted(p.name for p in (out / "documents").glob("*.parquet"))
-    manifest = json.loads((out / "_manifest.json").read_text())
-    assert manifest["counts"]["ok"] > 0
+
+def test_the_finalize_task_fails_when_the_run_failed(dags, monkeypatch, tmp_path):
+    """The DAG's last task applies the run's verdict (accounting, --max-rejected): a scheduled
+    run that rejected everything fails its task instead of ending green."""
+    import types
+
+    import pipeline.launch.finalize as fin
+
+    verdicts = iter([{"ok": True, "problems": []}, {"ok": False, "problems": ["every document (3) was rejected"]}])
+
+    def finished(output, job_id):  # stands in for the Dataflow API, which cannot run here
+        return types.SimpleNamespace(manifest={"verdict": next(verdicts), "counts": {"ok": 3}})
+
+    monkeypatch.setattr(fin, "finalize_dataflow", finished)
+    task = dags["docbeam_dataflow"].get_task("finalize")
+    ti = types.SimpleNamespace(xcom_pull=lambda **kw: "job-1")
+    root = tmp_path / "series"
+    assert task.python_callable("gs://b/out/2026-12-01", str(root), ti=ti) == {"ok": 3}
+    assert (root / "_latest").read_text().strip() == "gs://b/out/2026-12-01"  # the next run reuses it
+    with pytest.raises(RuntimeError, match="every document \\(3\\) was rejected"):
+        task.python_callable("gs://b/out/2026-12-02", str(root), ti=ti)
+    assert (root / "_latest").read_text().strip() == "gs://b/out/2026-12-01"  # a failed run is never reused
+
+
+def test_the_daily_run_reuses_the_last_good_output(dags, gcs_emulator):
+    dag = dags["docbeam_dataflow"]
+    bucket = gcs_emulator.create_bucket()
+    params = params_for(dag, bucket=bucket, reuse_previous=True)
+    first = dag.get_task("resolve").python_callable(params=params, ds="2026-12-01")
+    assert "reuse" not in first["pipeline_options"]  # the first run of a series: nothing to reuse
+    from pipeline.launch import latest
+
+    latest.mark(first["root"], first["output"])
+    second = dag.get_task("resolve").python_callable(params=params, ds="2026-12-02")
+    assert second["pipeline_options"]["reuse"] == f"gs://{bucket}/docbeam/2026-12-01"

@@ -46,18 +46,29 @@ CASES = {
 }
 
 
+# Local windows (a token sees its segment's tokens at most `window` away): narrower than a
+# block, spanning several blocks, zero, and over unsorted ids.
+WINDOW_CASES = {
+    # name: (batch, seq, heads, head_dim, layout, window)
+    "window_7_packed": (2, 200, 4, 32, "packed", 7),
+    "window_64_over_blocks": (1, 300, 2, 64, "one", 64),
+    "window_0": (2, 40, 2, 16, "packed", 0),
+    "window_5_unsorted_ids": (2, 48, 2, 32, "interleaved", 5),
+}
+
+
 def _inputs(case: str, dtype: str):
-    batch, seq, heads, dim, layout = CASES[case]
+    batch, seq, heads, dim, layout = CASES[case] if case in CASES else WINDOW_CASES[case][:5]
     rng = np.random.default_rng([SEED, hash(case) & 0xFFFF])
     q, k, v = (rng.standard_normal((batch, seq, heads, dim)).astype(np.float32) for _ in range(3))
     q, k, v = (np.asarray(jnp.asarray(x, dtype).astype(jnp.float32)) for x in (q, k, v))  # as the kernel sees them
     return q, k, v, _segments(batch, seq, layout, rng)
 
 
-def _oracle(q, k, v, seg, scale=None) -> np.ndarray:
+def _oracle(q, k, v, seg, scale=None, window=None) -> np.ndarray:
     with jax.enable_x64(True):
         args = (jnp.asarray(x, jnp.float64) for x in (q, k, v))
-        return np.asarray(reference.attend(*args, segment_ids=jnp.asarray(seg), scale=scale))
+        return np.asarray(reference.attend(*args, segment_ids=jnp.asarray(seg), scale=scale, window=window))
 
 
 IMPLEMENTATIONS = kernels.available()
@@ -85,6 +96,40 @@ def test_matches_float64_reference(name, case, dtype):
     assert np.all(out[seg == 0] == 0), f"{name}: padding rows must be exactly zero (seed {SEED})"
 
 
+WINDOWED = [n for n in IMPLEMENTATIONS if kernels.availability(n, kernels.platform_of_backend(), window=4).usable]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("case", list(WINDOW_CASES))
+@pytest.mark.parametrize("name", WINDOWED)
+def test_local_window_matches_float64_reference(name, case, dtype):
+    q, k, v, seg = _inputs(case, dtype)
+    batch, seq, heads, dim, _, window = WINDOW_CASES[case]
+    shape = (batch, seq, heads, dim)
+    if not kernels.availability(name, kernels.platform_of_backend(), shape, dtype, window).usable:
+        pytest.skip(f"{name} does not take {dtype}")
+    attend = kernels.get(name, shape=shape, dtype=dtype, window=window).attend
+    with jax.default_matmul_precision("float32" if dtype == "float32" else "default"):
+        out = jax.jit(lambda a, b, c, s: attend(a, b, c, segment_ids=s, window=window))(
+            *(jnp.asarray(x, dtype) for x in (q, k, v)), seg
+        )
+    out = np.asarray(out.astype(jnp.float32), np.float64)
+    ref = _oracle(q, k, v, seg, window=window)
+    err = np.abs(out - ref).max() / np.abs(ref).max()
+    assert err <= TOLERANCE[dtype], f"{name} {case} {dtype}: relative error {err:.2e} (seed {SEED})"
+    assert np.all(out[seg == 0] == 0), f"{name}: padding rows must be exactly zero (seed {SEED})"
+    # The window must bite: the same inputs without it give a clearly different answer.
+    assert np.abs(_oracle(q, k, v, seg) - ref).max() > 1e-3
+
+
+def test_windowed_kernels_are_the_ones_that_say_so():
+    assert {"reference", "native", "xla_fused", "flash", "blockwise"} <= set(WINDOWED)
+    for name in ("tpu_flash", "splash", "gpu_mha", "tokamax"):
+        for platform in ("cpu", "gpu", "tpu"):
+            avail = kernels.availability(name, platform, (1, 4096, 12, 64), "bfloat16", window=64)
+            assert not avail.usable and "window" in avail.reason or avail.status is kernels.Status.NOT_IMPORTABLE
+
+
 @pytest.mark.parametrize("name", IMPLEMENTATIONS)
 def test_segments_do_not_leak(name):
     """Changing one segment's keys and values never moves another segment's outputs."""
@@ -110,7 +155,9 @@ def test_all_expected_implementations_run_on_cpu():
     # Everything docbeam ships must at least run emulated here, so CI checks every one.
     if kernels.platform_of_backend() != "cpu":
         pytest.skip("CPU-only expectation")
-    assert {"reference", "native", "xla_fused", "flash", "tpu_flash", "splash", "gpu_mha"} <= set(IMPLEMENTATIONS)
+    assert {"reference", "native", "xla_fused", "flash", "blockwise", "tpu_flash", "splash", "gpu_mha"} <= set(
+        IMPLEMENTATIONS
+    )
 
 
 @pytest.mark.parametrize("gap", [0, 30, 59, 61, 80, 86, 88, 90, 95, 120, 400])

@@ -104,3 +104,51 @@ def test_top_level_name_does_not_collide_with_hf_kernels():
 
     assert Path(kernels.__file__).resolve().parent == Path(__file__).resolve().parents[2] / "kernels"
     assert not is_kernels_available()
+
+
+@pytest.mark.parametrize("platform", ["cpu", "gpu", "tpu"])
+@pytest.mark.parametrize("seq", [128, 512, 1024, 2048, 4096, 8192])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_auto_for_windowed_layers_never_picks_a_kernel_without_windows(platform, seq, dtype):
+    choice = kernels.get("auto", platform=platform, shape=(1, seq, 12, 64), dtype=dtype, window=64)
+    assert kernels.availability(choice.name, platform, (1, seq, 12, 64), dtype, window=64).usable
+    assert "window 64" in choice.reason and f"T={seq}" in choice.reason
+
+
+def test_auto_at_long_rows_on_cpu():
+    """Dense scores at T=8192 would be ~3 GB per row per layer: the blockwise path takes over."""
+    local = kernels.get("auto", platform="cpu", shape=(1, 8192, 12, 64), window=64)
+    assert local.name == "blockwise" and "inside the window" in local.reason
+    assert kernels.get("auto", platform="cpu", shape=(1, 8192, 12, 64)).name == "blockwise"
+    assert kernels.get("auto", platform="cpu", shape=(16, 512, 12, 64), window=64).name == "xla_fused"
+    assert kernels.get("auto", platform="gpu", shape=(1, 8192, 12, 64), window=64).name == "flash"
+
+
+def test_explicit_kernel_without_windows_is_refused_for_windowed_layers():
+    with pytest.raises(kernels.KernelUnavailable, match="no local window") as err:
+        kernels.get("splash", platform="tpu", shape=(1, 4096, 12, 64), window=64)
+    assert "blockwise" in str(err.value) and "native" in str(err.value)
+
+
+def test_a_global_only_choice_refuses_a_window_at_trace_time():
+    import jax.numpy as jnp
+
+    attend = kernels.get("tokamax", platform="cpu").attend
+    x = jnp.ones((1, 8, 2, 4))
+    with pytest.raises(kernels.KernelUnavailable, match="takes no local window"):
+        attend(x, x, x, segment_ids=jnp.ones((1, 8), jnp.int32), window=2)
+
+
+def test_layer_kernels_route_by_window():
+    import jax.numpy as jnp
+    import numpy as np
+
+    layers = kernels.for_layers("auto", windows=(None, 3, None), platform="cpu", shape=(1, 32, 2, 4))
+    assert set(layers.choices) == {None, 3} and layers.name == "xla_fused"
+    rng = np.random.default_rng(0)
+    q, k, v = (jnp.asarray(rng.standard_normal((1, 32, 2, 4)), jnp.float32) for _ in range(3))
+    seg = jnp.ones((1, 32), jnp.int32)
+    ref = kernels.get("reference").attend
+    for w in (None, 3):
+        got = layers.attend(q, k, v, segment_ids=seg, window=w)
+        assert np.allclose(got, ref(q, k, v, segment_ids=seg, window=w), atol=1e-5)

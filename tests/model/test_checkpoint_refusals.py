@@ -16,13 +16,28 @@ def test_the_tiny_checkpoint_loads(tmp_path):
 
 def test_unknown_model_type_names_what_is_supported(tmp_path):
     path = write_tiny_bert(tmp_path / "gpt", config={"model_type": "gpt2"})
-    with pytest.raises(CheckpointError, match=r"config.json: model_type 'gpt2' is not supported; docbeam reads bert"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"config.json: model_type 'gpt2' is not supported; docbeam reads bert, xlm-roberta, roberta, modernbert",
+    ):
         describe_checkpoint(path)
 
 
-def test_unsupported_pooling_is_refused(tmp_path):
-    path = write_tiny_bert(tmp_path / "p", pooling={"pooling_mode_cls_token": True, "pooling_mode_max_tokens": True})
-    with pytest.raises(CheckpointError, match=r"1_Pooling/config.json: pooling \['cls_token', 'max_tokens'\]"):
+def test_unknown_pooling_mode_is_refused(tmp_path):
+    path = write_tiny_bert(tmp_path / "p", pooling={"pooling_mode": "median"})
+    with pytest.raises(CheckpointError, match=r"1_Pooling/config.json: pooling mode\(s\) \['median'\] unknown"):
+        describe_checkpoint(path)
+
+
+def test_legacy_pooling_keys_concatenate_in_sentence_transformers_order(tmp_path):
+    path = write_tiny_bert(tmp_path / "p", pooling={"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": True})
+    cfg = describe_checkpoint(path).config
+    assert cfg.head.pooling == ("cls", "mean") and cfg.embedding_dim == 16
+
+
+def test_unknown_module_is_refused_by_name(tmp_path):
+    path = write_tiny_bert(tmp_path / "m", pooling={"pooling_mode": "mean"}, modules=[("LayerNorm", "2_LayerNorm")])
+    with pytest.raises(CheckpointError, match=r"modules.json: module 'LayerNorm' is not supported"):
         describe_checkpoint(path)
 
 
@@ -58,7 +73,7 @@ def test_bert_prefixed_weights_load_as_the_bare_encoder(tmp_path):
 
 def test_foreign_prefixed_weights_are_a_clear_error(tmp_path):
     path = write_tiny_bert(tmp_path / "roberta", prefix="roberta.")
-    with pytest.raises(CheckpointError, match="missing tensor .*expected a BERT encoder layout"):
+    with pytest.raises(CheckpointError, match="missing tensor .*expected a bert encoder layout"):
         load_checkpoint(path)
 
 

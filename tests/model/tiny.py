@@ -42,7 +42,14 @@ def bert_tensors(vocab: int, prefix: str = "", seed: int = 0) -> dict[str, np.nd
     return {prefix + k: v for k, v in t.items()}
 
 
-def write_tiny_bert(path: Path, *, prefix: str = "", config: dict | None = None, pooling: dict | None = None) -> Path:
+def write_tiny_bert(
+    path: Path,
+    *,
+    prefix: str = "",
+    config: dict | None = None,
+    pooling: dict | None = None,
+    modules: list[tuple[str, str]] | None = None,
+) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     shutil.copy(default_checkpoint_dir() / "tokenizer.json", path / "tokenizer.json")
     vocab = json.loads((path / "tokenizer.json").read_text())["model"]["vocab"]
@@ -62,5 +69,14 @@ def write_tiny_bert(path: Path, *, prefix: str = "", config: dict | None = None,
     if pooling is not None:
         (path / "1_Pooling").mkdir(exist_ok=True)
         (path / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": HIDDEN, **pooling}))
+        modules = [("Transformer", ""), ("Pooling", "1_Pooling"), *(modules or [])]
+        (path / "modules.json").write_text(
+            json.dumps(
+                [
+                    {"idx": i, "name": str(i), "path": p, "type": f"sentence_transformers.models.{t}"}
+                    for i, (t, p) in enumerate(modules)
+                ]
+            )
+        )
     save_file(bert_tensors(len(vocab), prefix), str(path / "model.safetensors"))
     return path

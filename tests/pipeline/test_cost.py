@@ -42,7 +42,11 @@ def test_costs_follow_the_price_table(sample_run):
     assert r["totals"]["compute_usd"] == pytest.approx(r["billed_seconds"] * hourly / 3600)
     assert sum(s["cost_usd"] for s in r["stages"]) == pytest.approx(r["totals"]["compute_usd"])
     assert sum(s["share"] for s in r["stages"]) == pytest.approx(1.0)
-    assert r["totals"]["usd_per_1m_tokens"] == pytest.approx(r["totals"]["cost_usd"] / r["totals"]["tokens"] * 1e6)
+    t = r["totals"]
+    assert t["usd_per_1m_document_tokens"] == pytest.approx(t["cost_usd"] / t["document_tokens"] * 1e6)
+    assert t["usd_per_1m_encoder_tokens"] == pytest.approx(t["cost_usd"] / t["encoder_tokens"] * 1e6)
+    assert t["document_tokens"] == sum(d["n_tokens"] for d in table(sample_run[0], "documents").to_pylist())
+    assert t["encoder_tokens"] > t["document_tokens"]  # plus special tokens and overlaps
     assert r["totals"]["usd_per_1k_documents"] == pytest.approx(r["totals"]["cost_usd"] / 69 * 1e3)
     assert res.manifest["cost"]["usd"] == pytest.approx(r["totals"]["cost_usd"])
 
@@ -75,7 +79,10 @@ def test_report_renders_and_rerenders(sample_run, capsys):
     md = (out / "_cost" / "report.md").read_text()
     for stage in ("parse", "chunk", "pack", "encode", "assemble", "write", "other"):
         assert f"| {stage} |" in md
-    assert "per 1M tokens" in md and "dataflow_batch_vcpu_hour" in md
+    assert "per 1M document tokens" in md and "per 1k documents" in md and "dataflow_batch_vcpu_hour" in md
+    assert "| parse | 6 files | 69 documents |" in md  # units named, per stage
+    assert "`other` is time no stage metered" in md and "`device s` is the time the encoder waited" in md
+    assert res.cost["timeline"] and res.cost["timeline"][-1]["documents"] == 69
     png = out / "_cost" / "stages.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (out / "_cost" / "report.md").unlink()
@@ -84,6 +91,31 @@ def test_report_renders_and_rerenders(sample_run, capsys):
     assert (out / "_cost" / "report.md").read_text() == md and png.exists()
     assert "| encode |" in capsys.readouterr().out
     assert cli.main(["report", str(out / "nope")]) == 2
+
+
+def test_chart_title_keeps_its_dollars_and_the_labels_do_not_overlap(sample_run):
+    import matplotlib.pyplot as plt
+
+    from pipeline.cost import report
+
+    _, res = sample_run
+    fig = report.figure(res.cost)
+    title = fig._suptitle
+    assert title.get_text().startswith("docbeam: $") and "per 1M document tokens" in title.get_text()
+    assert not title._preprocess_math(title.get_text())[1], "the title must not be read as mathtext"
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t.get_window_extent(renderer) for ax in fig.axes for t in ax.get_yticklabels() if t.get_text()]
+    assert all(not a.overlaps(b) for i, a in enumerate(labels) for b in labels[i + 1 :])
+    throughput = fig.axes[0].lines[0].get_ydata()
+    assert len(throughput) == len(res.cost["timeline"]) and max(throughput) > 0  # the run's own curve
+    plt.close(fig)
+
+
+def test_money_keeps_meaningful_digits():
+    from pipeline.cost.report import money
+
+    assert [money(x) for x in (12.345, 0.5, 0.0123, 0.00001234, 0)] == ["$12.35", "$0.50", "$0.012", "$0.000012", "$0"]
 
 
 def test_memwatch_fires_on_a_ramp_not_on_a_step_or_noise():
@@ -171,6 +203,34 @@ def test_estimate_reads_the_sample_with_the_job_field_names(tmp_path):
 
 @pytest.mark.slow
 def test_budget_refuses_before_starting(tmp_path):
-    with pytest.raises(UsageError, match="exceeds --budget-usd"):
-        run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001")
-    assert not (tmp_path / "out" / "documents").exists()
+    with pytest.raises(UsageError, match=r"projected cost \$0\.0+[1-9]\d exceeds --budget-usd 1e-07"):
+        run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001", "--budget-sample", "20")
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]  # nothing left behind
+
+
+@pytest.mark.slow
+def test_budget_check_reuses_its_sample_instead_of_running_it_twice(tmp_path):
+    from tests.helpers import write_jsonl
+
+    docs = [{"id": f"d{i}", "text": f"Document {i} talks about packing rows. " * (5 + i)} for i in range(12)]
+    src = write_jsonl(tmp_path / "in.jsonl", docs)
+    res = run_job(src, tmp_path / "out", "--budget-usd", "100", "--budget-sample", "5")
+    r = res.manifest["reuse"]
+    assert r["budget_sample"] and (r["documents_reused"], r["documents_encoded"]) == (5, 7)
+    fresh = run_job(src, tmp_path / "fresh")
+    sample_ids = {f"d{i}" for i in range(5)}
+    chunks = table(tmp_path / "fresh", "chunks").to_pylist()
+    assert res.stage_totals["encode"]["tokens"] == sum(c["n_tokens"] for c in chunks if c["doc_id"] not in sample_ids)
+    assert fresh.stage_totals["encode"]["tokens"] == sum(c["n_tokens"] for c in chunks)
+    assert res.manifest["counts"]["ok"] == 12 and not (tmp_path / "out" / "_budget_sample").exists()
+
+
+@pytest.mark.slow
+def test_an_input_within_the_sample_is_run_and_held_to_the_budget(tmp_path, capsys):
+    from pipeline.run import main
+    from tests.helpers import write_jsonl
+
+    src = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "text": f"small document {i}"} for i in range(4)])
+    assert main(["--input", str(src), "--output", str(tmp_path / "out"), "--budget-usd", "1e-9"]) == 3
+    assert "over --budget-usd 1e-09" in capsys.readouterr().err
+    assert "reuse" not in json.loads((tmp_path / "out" / "_manifest.json").read_text())  # no sample was run

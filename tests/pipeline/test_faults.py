@@ -186,5 +186,9 @@ def test_waves_read_listed_files_by_name_not_as_globs(tmp_path):
     ids = {d["doc_id"] for d in table(tmp_path / "out", "documents").to_pylist()}
     assert ids == {f"bracket-{i}" for i in range(3)} | {f"plain-{i}" for i in range(2)}
     assert res.manifest["accounting"]["holds"] and res.manifest["inputs"]["files_matched"] == 2
+    # Two waves, one process: the model is loaded at most once (not at all when an earlier job
+    # of this process loaded it), and each batch shape compiled at most once.
+    encode = res.stage_totals["encode"]
+    assert encode.get("model_loads", 0) <= 1 and encode.get("compilations", 0) <= 1  # both waves: [1, 256]
     again = run_job(src / "*.jsonl", tmp_path / "out", "--wave-files", "1", "--resume")
     assert again.manifest["counts"]["ok"] == 5  # both waves committed: nothing redone, nothing doubled

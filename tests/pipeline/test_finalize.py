@@ -62,3 +62,16 @@ def test_finalize_writes_what_the_launcher_could_not(tmp_path):
     assert done.stage_totals["encode"]["tokens"] == res.stage_totals["encode"]["tokens"]
     (progress,) = (out / "_progress").glob("*.json")  # the wave is committed now, with its real files
     assert json.loads(progress.read_text())["files"] == sorted(str(p) for p in SAMPLES.glob("*") if p.is_file())
+
+
+def test_finalize_fails_a_run_that_rejected_everything(tmp_path):
+    """A scheduled run whose documents were all rejected must fail its finalize step."""
+    from pipeline.launch.console import exit_status
+    from tests.helpers import write_jsonl
+
+    src = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "body": "no text field here"} for i in range(3)])
+    out = tmp_path / "out"
+    res = run_job(src, out, "--hardware", "tpu-v5e")
+    done = finalize.finalize_dataflow(str(out), "job-1", client=RecordedDataflow(res.stage_totals))
+    assert done.manifest["verdict"]["problems"] == ["every document (3) was rejected"]
+    assert exit_status(done)[0] == 3

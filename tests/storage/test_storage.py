@@ -332,9 +332,9 @@ def test_real_default_model_checkpoint(gcs_emulator: GcsEmulator, tmp_path: Path
     url = _upload_checkpoint(gcs_emulator, local)
     sha = _sha(local / "model.safetensors")
     entry = checkpoints.localize_checkpoint(url, cache_dir=tmp_path, expected_sha256=sha)
-    wanted = checkpoints.REQUIRED_CHECKPOINT_FILES + checkpoints.OPTIONAL_CHECKPOINT_FILES
+    names = [p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file()]
     assert sorted(p.relative_to(entry).as_posix() for p in entry.rglob("*") if p.is_file()) == sorted(
-        [*(n for n in wanted if (local / n).exists()), checkpoints.SHA256_SIDECAR, ".docbeam-checkpoint.json"]
+        [*(n for n in names if checkpoints.wanted(n)), checkpoints.SHA256_SIDECAR, ".docbeam-checkpoint.json"]
     )
     assert _sha(entry / "model.safetensors") == sha
 

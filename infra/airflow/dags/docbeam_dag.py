@@ -51,6 +51,9 @@ JOB_PARAMS = {
     ),
     # Daily reruns of a date must replace that date's outputs, not refuse to start.
     "overwrite": Param(True, type="boolean", description="replace outputs of an earlier run"),
+    # Each day's input is the whole corpus (a snapshot, not a delta): documents unchanged since
+    # the last good run (ROOT/_latest) are copied, not encoded again.
+    "reuse_previous": Param(True, type="boolean", description="--reuse the last successful run's output"),
 }
 
 DATAFLOW_PARAMS = {
@@ -152,12 +155,15 @@ with DAG(
         from pipeline.launch import submit
 
         ns = submit.parse_submit_args(submit_argv(params))
+        from pipeline.launch import latest
+
         bucket = params["bucket"]
-        job = job_options(
-            params, f"gs://{bucket}/{params['input_prefix']}/{ds}/*", f"gs://{bucket}/{params['output_prefix']}/{ds}"
-        )
+        root = f"gs://{bucket}/{params['output_prefix']}"
+        job = job_options(params, f"gs://{bucket}/{params['input_prefix']}/{ds}/*", f"{root}/{ds}")
+        if params.get("reuse_previous"):
+            job.update(latest.reuse_flags(root, job["output"]))
         options = {**job, **submit.dataflow_options(ns), "hardware": submit.hardware_spec(ns)}
-        return {"py_file": run_py_file(), "pipeline_options": options, "output": job["output"]}
+        return {"py_file": run_py_file(), "pipeline_options": options, "output": job["output"], "root": root}
 
     resolved = resolve()
     run_dataflow = BeamRunPythonPipelineOperator(
@@ -188,16 +194,19 @@ with DAG(
     )
 
     @task
-    def finalize(output: str, ti=None) -> dict:
+    def finalize(output: str, root: str, ti=None) -> dict:
+        from pipeline.launch import latest
         from pipeline.launch.finalize import finalize_dataflow
 
         job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
         result = finalize_dataflow(output, job_id)
-        if not result.manifest["accounting"]["holds"]:
-            raise RuntimeError(f"accounting check failed: {result.manifest['accounting']}")
+        verdict = result.manifest["verdict"]  # accounting, documents read, --max-rejected: as `docbeam run`
+        if not verdict["ok"]:
+            raise RuntimeError(f"docbeam run failed: {'; '.join(verdict['problems'])} (see {output}/errors/)")
+        latest.mark(root, output)  # the next daily run reuses this one
         return result.manifest["counts"]
 
-    resolved >> run_dataflow >> wait_for_job >> finalize(resolved["output"])
+    resolved >> run_dataflow >> wait_for_job >> finalize(resolved["output"], resolved["root"])
 
 
 with DAG(
@@ -212,8 +221,12 @@ with DAG(
 
     @task(multiple_outputs=True)
     def resolve_local(params: dict | None = None, ds: str | None = None) -> dict:
+        from pipeline.launch import latest
+
         job = job_options(params, params["input"], f"{params['output_root']}/{ds}")
-        return {"py_file": run_py_file(), "pipeline_options": job}
+        if params.get("reuse_previous"):
+            job.update(latest.reuse_flags(params["output_root"], job["output"]))
+        return {"py_file": run_py_file(), "pipeline_options": job, "output": job["output"]}
 
     local = resolve_local()
     run_local = BeamRunPythonPipelineOperator(
@@ -223,4 +236,14 @@ with DAG(
         pipeline_options=local["pipeline_options"],
         py_interpreter=PYTHON,
     )
-    local >> run_local
+
+    @task
+    def mark_latest(output: str, params: dict | None = None) -> dict:
+        from pipeline.launch import latest
+
+        verdict = latest.mark_if_ok(params["output_root"], output)
+        if not verdict["ok"]:
+            raise RuntimeError(f"docbeam run failed: {'; '.join(verdict['problems'])} (see {output}/errors/)")
+        return verdict
+
+    local >> run_local >> mark_latest(local["output"])

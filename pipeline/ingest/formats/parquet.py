@@ -22,7 +22,9 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
     field = schema.field(cfg.text_field) if cfg.text_field in schema.names else None
     if field is None or not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
         found = ", ".join(f"{f.name}: {f.type}" for f in schema)
-        yield reject(STAGE, "wrong_schema", path, f"needs a string column {cfg.text_field!r}; found {found}")
+        text_like = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+        hint = f" (use --text-field {text_like[0]}?)" if text_like else ""
+        yield reject(STAGE, "wrong_schema", path, f"needs a string column {cfg.text_field!r}; found {found}{hint}")
         return
     if pf.metadata.num_rows == 0:
         yield reject(STAGE, "empty_file", path, "no rows")

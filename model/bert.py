@@ -1,0 +1,91 @@
+"""BERT: learned absolute positions, post-norm layers, exact GELU (read top to bottom).
+
+Inputs are packed rows: several segments (windows of different documents) may share a
+row, told apart by `segment_ids` (0 = padding); positions restart at 0 in each segment.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from model.config import EncoderConfig
+from model.layers import activation, dense, layer_norm
+
+MODEL_TYPES = ("bert",)
+PREFIXES = ("bert.",)  # BertForX checkpoints prefix the encoder; the bare BertModel does not
+
+
+def config_fields(raw: dict, where: str) -> dict:
+    act = raw.get("hidden_act", "gelu")
+    activation(act, where)
+    return {
+        "vocab_size": raw["vocab_size"],
+        "hidden": raw["hidden_size"],
+        "layers": raw["num_hidden_layers"],
+        "heads": raw["num_attention_heads"],
+        "intermediate": raw["intermediate_size"],
+        "max_positions": raw["max_position_embeddings"],
+        "type_vocab_size": raw.get("type_vocab_size", 2),
+        "layer_norm_eps": raw.get("layer_norm_eps", 1e-12),
+        "activation": act,
+    }
+
+
+def _ln(t: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {"scale": t[f"{prefix}.weight"], "bias": t[f"{prefix}.bias"]}
+
+
+def _dense(t: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    # torch Linear stores [out, in]; we multiply x @ w with w [in, out].
+    return {"w": np.ascontiguousarray(t[f"{prefix}.weight"].T), "b": t[f"{prefix}.bias"]}
+
+
+def params_from_tensors(t: dict[str, np.ndarray], cfg: EncoderConfig) -> dict:
+    layers = []
+    for i in range(cfg.layers):
+        p = f"encoder.layer.{i}"
+        q, k, v = (_dense(t, f"{p}.attention.self.{n}") for n in ("query", "key", "value"))
+        layers.append(
+            {
+                # One [hidden, 3*hidden] matmul instead of three narrow ones.
+                "qkv": {
+                    "w": np.concatenate([q["w"], k["w"], v["w"]], axis=1),
+                    "b": np.concatenate([q["b"], k["b"], v["b"]]),
+                },
+                "attn_out": _dense(t, f"{p}.attention.output.dense"),
+                "attn_ln": _ln(t, f"{p}.attention.output.LayerNorm"),
+                "ffn_in": _dense(t, f"{p}.intermediate.dense"),
+                "ffn_out": _dense(t, f"{p}.output.dense"),
+                "ffn_ln": _ln(t, f"{p}.output.LayerNorm"),
+            }
+        )
+    return {
+        "embeddings": {
+            "word": t["embeddings.word_embeddings.weight"],
+            "position": t["embeddings.position_embeddings.weight"],
+            "type": t["embeddings.token_type_embeddings.weight"],
+            "ln": _ln(t, "embeddings.LayerNorm"),
+        },
+        "layers": layers,
+    }
+
+
+def _block(x: jax.Array, p: dict, segment_ids: jax.Array, cfg: EncoderConfig, attend) -> jax.Array:
+    b, t, _ = x.shape
+    q, k, v = jnp.split(dense(x, p["qkv"]), 3, axis=-1)
+    heads = [y.reshape(b, t, cfg.heads, cfg.head_dim) for y in (q, k, v)]
+    ctx = attend(*heads, segment_ids=segment_ids).reshape(b, t, cfg.hidden)
+    x = layer_norm(x + dense(ctx, p["attn_out"]), p["attn_ln"], cfg.layer_norm_eps)
+    h = activation(cfg.activation, cfg.arch)(dense(x, p["ffn_in"]))
+    return layer_norm(x + dense(h, p["ffn_out"]), p["ffn_ln"], cfg.layer_norm_eps)
+
+
+def encode(params: dict, cfg: EncoderConfig, tokens, segment_ids, positions, *, attend) -> jax.Array:
+    """[B, T] token ids -> [B, T, hidden] final hidden states."""
+    e = params["embeddings"]
+    x = e["word"][tokens] + e["position"][positions + cfg.position_offset] + e["type"][0]
+    x = layer_norm(x, e["ln"], cfg.layer_norm_eps)
+    for i, layer in enumerate(params["layers"]):
+        with jax.named_scope(f"layer_{i}"):
+            x = _block(x, layer, segment_ids, cfg, attend)
+    return x

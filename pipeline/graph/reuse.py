@@ -1,0 +1,154 @@
+"""`--reuse PREVIOUS_OUTPUT`: documents whose doc_id and fingerprint match a row of the previous
+run are copied from it instead of encoded.
+
+Two Beam joins, both CoGroupByKey on doc_id, so they scale with the corpus:
+
+    parsed documents + previous (doc_id, fingerprint) + ids committed by earlier waves
+        -> Decide: the duplicate rule, then reuse (fingerprints match) or encode
+    reused documents + previous documents/chunks/extractions rows
+        -> Copy: the previous vectors and extractions; source, metadata and text from the new input
+
+The encoder never sees a reused document. Documents gone from the input are found by the
+launcher after the run (previous ids minus this run's), across all waves.
+"""
+
+import json
+
+import apache_beam as beam
+
+from pipeline.core import fingerprint, tables
+from pipeline.core.records import Document, reject
+from pipeline.cost.metering import StageMeter
+from pipeline.graph.assemble import STAGE, pages_of, section_of
+from pipeline.graph.plan import JobPlan
+
+REUSE = "reuse"
+
+
+def _pick(docs: list[Document]) -> tuple[Document, list]:
+    """The duplicate rule (assemble.pick_winner's) on parsed documents."""
+    ordered = sorted(docs, key=lambda d: (d.source, d.row))
+    kept = ordered[0]
+    dupes = [
+        reject(
+            STAGE,
+            "duplicate_doc_id",
+            d.source,
+            f"doc_id {d.doc_id!r} already used by {kept.source} row {kept.row} (kept)",
+            row=d.row,
+            doc_id=d.doc_id,
+        )
+        for d in ordered[1:]
+    ]
+    return kept, dupes
+
+
+class Decide(beam.DoFn):
+    """Per doc_id: reject duplicates, then copy (fingerprint unchanged) or encode."""
+
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+
+    def setup(self):
+        self.meter = StageMeter(REUSE)
+        self.settings = self.plan.settings_hash
+
+    def process(self, item):
+        doc_id, grouped = item
+        docs = list(grouped["docs"])
+        if not docs:  # a previous document gone from this input (or from this wave)
+            return
+        if list(grouped["committed"]):  # an earlier wave of this run wrote this doc_id
+            for d in docs:
+                self.meter.add(rejected=1)
+                problem = f"doc_id {doc_id!r} already written by an earlier wave"
+                yield beam.pvalue.TaggedOutput(
+                    tables.ERRORS, reject(STAGE, "duplicate_doc_id", d.source, problem, row=d.row, doc_id=doc_id)
+                )
+            return
+        kept, dupes = _pick(docs)
+        for rej in dupes:
+            self.meter.add(rejected=1)
+            yield beam.pvalue.TaggedOutput(tables.ERRORS, rej)
+        previous = list(grouped["previous"])
+        self.meter.add(elements_in=1)
+        if previous and previous[0] == fingerprint.document(self.settings, kept.text):
+            yield beam.pvalue.TaggedOutput(REUSE, (doc_id, kept))
+        else:
+            yield kept
+
+
+class Copy(beam.DoFn):
+    """A reused document's rows from the previous run, with this input's source and text."""
+
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+
+    def setup(self):
+        self.meter = StageMeter(REUSE)
+
+    def process(self, item):
+        doc_id, grouped = item
+        docs = list(grouped["doc"])
+        if not docs:
+            return
+        (doc,) = docs
+        (old,) = list(grouped[tables.DOCUMENTS])
+        text = None if self.plan.no_store_text else doc.text
+        prov = doc.provenance
+        row = {
+            **old,
+            "source": doc.source,
+            "metadata": _metadata(doc),
+            "text": text,
+            "format": prov.format if prov else old.get("format"),
+        }
+        self.meter.add(elements_out=1, tokens=old["n_tokens"])
+        yield row
+        for c in grouped[tables.CHUNKS]:
+            yield beam.pvalue.TaggedOutput(
+                tables.CHUNKS,
+                {
+                    **c,
+                    "text": text[c["start_char"] : c["end_char"]] if text is not None else None,
+                    **pages_of(prov, c["start_char"], c["end_char"]),
+                    "section": section_of(prov, c["start_char"]),
+                },
+            )
+        for e in grouped[tables.EXTRACTIONS]:
+            yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
+
+
+def _metadata(doc: Document) -> str | None:
+    return json.dumps(doc.metadata, sort_keys=True, default=str) if doc.metadata else None
+
+
+def _read(p, name: str, files: list[str], columns: list[str] | None = None) -> beam.PCollection:
+    rows = p | f"Previous{name}Files" >> beam.Create(files)
+    if files:
+        rows = rows | f"Previous{name}" >> beam.io.ReadAllFromParquet(columns=columns)
+    return rows | f"Previous{name}ById" >> beam.Map(lambda r: (r["doc_id"], r))
+
+
+def split(p: beam.Pipeline, docs: beam.PCollection, committed: beam.PCollection, plan: JobPlan):
+    """(documents to encode, {table: copied rows}, errors) for a run with --reuse."""
+    previous = _read(p, "Fingerprints", plan.reuse.documents, ["doc_id", "fingerprint"]) | beam.Map(
+        lambda kv: (kv[0], kv[1]["fingerprint"])
+    )
+    decided = (
+        {"docs": docs | "DocsById" >> beam.Map(lambda d: (d.doc_id, d)), "previous": previous, "committed": committed}
+        | "GroupForReuse" >> beam.CoGroupByKey()
+        | "Decide" >> beam.ParDo(Decide(plan)).with_outputs(tables.ERRORS, REUSE, main="encode")
+    )
+    copied = (
+        {
+            "doc": decided[REUSE],
+            tables.DOCUMENTS: _read(p, "Documents", plan.reuse.documents),
+            tables.CHUNKS: _read(p, "Chunks", plan.reuse.chunks),
+            tables.EXTRACTIONS: _read(p, "Extractions", plan.reuse.extractions),
+        }
+        | "GroupReused" >> beam.CoGroupByKey()
+        | "Copy" >> beam.ParDo(Copy(plan)).with_outputs(tables.CHUNKS, tables.EXTRACTIONS, main=tables.DOCUMENTS)
+    )
+    rows = {t: copied[t] for t in (tables.DOCUMENTS, tables.CHUNKS, tables.EXTRACTIONS)}
+    return decided.encode, rows, decided[tables.ERRORS]

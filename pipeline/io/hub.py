@@ -1,0 +1,78 @@
+"""`--model ORG/NAME[@REVISION]`: a Hugging Face hub checkpoint, through huggingface_hub.
+
+The one adapter to huggingface_hub (tests/storage/test_hub.py pins it, offline, against a
+cache laid out the way huggingface_hub lays it out): its cache first, a download only
+where the cache lacks the files and the network allows, safetensors and the small config
+and tokenizer files only (never a pickle). Resolved once, at launch, to the commit the
+files came from; the launcher then hands workers that local snapshot (local runners) or a
+copy staged on GCS (Dataflow workers may have no public IP).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from model.errors import CheckpointError
+
+# What a checkpoint needs (fnmatch patterns, also used for gs:// checkpoints).
+CHECKPOINT_PATTERNS = (
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "sentence_bert_config.json",
+    "config_sentence_transformers.json",
+    "modules.json",
+    "*_Pooling/config.json",
+    "*_Dense/config.json",
+    "*_Dense/model.safetensors",
+)
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
+
+
+def is_hub_id(spec: str) -> bool:
+    """ORG/NAME or ORG/NAME@REVISION that is not a local path or a gs:// prefix."""
+    return "://" not in spec and not Path(spec).exists() and bool(_HUB_ID.match(spec))
+
+
+@dataclass(frozen=True)
+class HubCheckpoint:
+    repo_id: str
+    revision: str  # the commit the snapshot holds
+    path: Path  # the snapshot directory in the cache
+
+    @property
+    def name(self) -> str:
+        return f"{self.repo_id}@{self.revision}"
+
+
+def resolve(spec: str, cache_dir: Path | None = None) -> HubCheckpoint:
+    """The local snapshot of `spec`: from the cache, else downloaded (where the network allows)."""
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    repo_id, _, revision = spec.partition("@")
+    kwargs = {"revision": revision or None, "allow_patterns": list(CHECKPOINT_PATTERNS), "cache_dir": cache_dir}
+    try:
+        path = snapshot_download(repo_id, local_files_only=True, **kwargs)
+    except LocalEntryNotFoundError:
+        if constants.HF_HUB_OFFLINE:
+            where = cache_dir or constants.HF_HUB_CACHE
+            raise CheckpointError(
+                f"--model {spec}: not in the Hugging Face cache ({where}) and HF_HUB_OFFLINE is set; "
+                f"download it where the network allows (`hf download {repo_id}`) or pass a local directory"
+            ) from None
+        try:
+            path = snapshot_download(repo_id, **kwargs)
+        except Exception as exc:  # network, auth, missing repo: one line naming the model
+            raise CheckpointError(f"--model {spec}: cannot fetch it from the Hugging Face hub: {exc}") from exc
+    path = Path(path)
+    if not (path / "model.safetensors").exists():
+        raise CheckpointError(
+            f"--model {spec}: no model.safetensors at revision {path.name} (docbeam loads safetensors only, "
+            "never pickled weights)"
+        )
+    return HubCheckpoint(repo_id, path.name, path)
