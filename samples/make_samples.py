@@ -82,11 +82,24 @@ def main() -> None:
         "# Getting started\n\nRun `make run` to embed the sample documents. The output folder holds one\n"
         "Parquet table per kind of result and a cost report. Point `--input` at your own files next.\n"
     )
+    # A blog post as sites serve it (cookie banner, navigation, sidebar, footer): the default
+    # --html-text main keeps the title and the article only.
     (OUT / "page.html").write_text(
-        "<!doctype html><html><head><title>Batch embeddings</title><style>body{color:red}</style>"
-        "<script>var tracking = 'not visible text';</script></head><body><h1>Batch embeddings at scale</h1>"
-        "<p>Embedding millions of documents is a <b>batch</b> problem: read, tokenize, pack, encode, write."
-        "</p><ul><li>Packing removes padding.</li><li>Static shapes avoid recompiles.</li></ul></body></html>"
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Batch embeddings at scale | docbea'
+        "m blog</title><style>body{color:#222}</style><script>var tracking = 'not visible text';</script></he"
+        'ad><body><div id="cookie-banner"><p>This site uses cookies to measure traffic. <button>Accept all</b'
+        'utton> <button>Reject</button></p></div><header><a href="/">docbeam</a><nav><ul><li><a href="/docs">'
+        'Docs</a></li><li><a href="/blog">Blog</a></li><li><a href="/pricing">Pricing</a></li><li><a href="/l'
+        'ogin">Sign in</a></li></ul></nav></header><main><article><h1>Batch embeddings at scale</h1><p class='
+        '"meta">Posted by the docbeam team</p><p>Embedding millions of documents is a <b>batch</b> problem: r'
+        "ead, tokenize, pack, encode, write. Each step has its own bottleneck, and the encoder is only one of"
+        " them.</p><h2>Packing</h2><p>Packing several short documents into one row removes most of the paddin"
+        "g a naive batcher feeds the model.</p><h2>Static shapes</h2><p>Static shapes avoid recompiles: every"
+        " batch has the same number of rows and tokens, whatever the documents look like.</p></article></main"
+        '><aside><h3>Related posts</h3><ul><li><a href="/blog/kernels">Swappable attention kernels</a></li><l'
+        'i><a href="/blog/cost">What a million tokens cost</a></li></ul></aside><footer><p>Copyright 2026 doc'
+        'beam contributors. <a href="/privacy">Privacy</a> <a href="/imprint">Imprint</a></p></footer></body>'
+        "</html>"
     )
 
 

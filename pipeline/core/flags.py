@@ -67,6 +67,16 @@ def positive_int(value: str) -> int:
     return _int(value, 1)
 
 
+def positive_float(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return x
+
+
 def _ngrams(value: str) -> None:
     parts = value.split(",")
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
@@ -115,8 +125,9 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         action="extend",
         metavar="GLOB",
         required="input" in required,
-        help="input files: globs or folders, local or gs:// (a folder: every file of a format docbeam reads, "
-        "recursively)",
+        help="input files: globs or folders, local or gs:// (.jsonl[.gz], .parquet, .csv, .tsv, .txt, .md, .html, "
+        ".pdf, .docx, .warc[.gz]; content that contradicts its extension is detected; a folder: every file of a "
+        "format docbeam reads, recursively)",
     )
     _flag(parser, "output", metavar="DIR", required="output" in required, help="output folder or gs:// prefix")
     _flag(
@@ -211,21 +222,52 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         help="language whose sentence rules chunking, summaries and keyphrases use (sentencex, ~300 languages; "
         "default en, which also splits CJK punctuation)",
     )
-    _flag(parser, "id-field", default="id", help="JSONL/Parquet field holding the document id")
-    _flag(parser, "text-field", default="text", help="JSONL/Parquet field holding the text")
+    _flag(parser, "id-field", default="id", help="JSONL/Parquet field (CSV/TSV column) holding the document id")
+    _flag(parser, "text-field", default="text", help="JSONL/Parquet field (CSV/TSV column) holding the text")
+    _flag(
+        parser,
+        "html-text",
+        default="main",
+        choices=["main", "all"],
+        help="HTML and WARC pages: main = the main content and title, without navigation, headers, footers "
+        "and cookie banners (trafilatura; default); all = every visible text",
+    )
+    _flag(
+        parser,
+        "max-pdf-pages",
+        type=positive_int,
+        default=5000,
+        help="reject PDFs with more pages than this (default 5000)",
+    )
+    _flag(
+        parser,
+        "parse-timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="SECONDS",
+        help="PDF, Word and main-content HTML parse in a child process: stop one file (one WARC record) "
+        "after this long as parse_timeout (default 120)",
+    )
+    _flag(
+        parser,
+        "parse-memory-mb",
+        type=positive_int,
+        default=2048,
+        help="memory cap of that child process; a file that needs more is parse_crashed (default 2048)",
+    )
     _flag(
         parser,
         "max-doc-bytes",
         type=positive_int,
         default=64 << 20,
-        help="reject documents larger than this (default 64 MiB)",
+        help="reject documents, and PDF, Word and HTML files, larger than this (default 64 MiB)",
     )
     _flag(
         parser,
         "max-decompressed-bytes",
         type=positive_int,
         default=4 << 30,
-        help="stop reading a compressed file past this many bytes (gzip bombs; default 4 GiB)",
+        help="stop reading a compressed file (gzip, a .docx's zip) past this many bytes (bombs; default 4 GiB)",
     )
     _flag(parser, "pricing", metavar="FILE", help="price table YAML (default infra/pricing/prices.yaml)")
     _flag(

@@ -62,6 +62,16 @@ def reject(
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Skipped:
+    """An input record that is not a document by design (a WARC request, an image response,
+    a redirect): neither in documents/ nor in errors/, but counted under the parse stage."""
+
+    source: str
+    row: int
+    reason: str  # short machine-readable kind, e.g. "not_html"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class DocInfo:
     """What the assembly step needs to know about a document besides its vectors."""
 

@@ -55,6 +55,10 @@ class StageMeter:
                 self._counters[name].inc(int(value))
         progress.record(self.stage, values)
 
+    def count(self, name: str, value: int = 1) -> None:
+        """A counter named at run time (e.g. skipped_<reason>), beside the fixed COUNTERS."""
+        Metrics.counter(self._ns, name).inc(int(value))
+
     def gauge(self, name: str, value: int) -> None:
         Metrics.gauge(self._ns, name).set(int(value))
 

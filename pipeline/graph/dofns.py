@@ -2,6 +2,7 @@
 (cost.metering.StageMeter) and routes every rejection to errors/ with its reason."""
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import apache_beam as beam
@@ -11,7 +12,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from model.tokenizer import load_tokenizer
 from pipeline.core import fingerprint
-from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, reject
+from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
 from pipeline.core.tables import ERRORS
 from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import PackedBatch, Packer, PackSpec
@@ -19,6 +20,7 @@ from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from pipeline.ingest.sandbox import Sandbox
 from pipeline.ingest.sources import InputGlob, name_of
 from pipeline.io.checkpoints import checkpoint_dir
 
@@ -75,11 +77,20 @@ class KnownFile(beam.DoFn):
 
 
 class ParseFile(beam.DoFn):
+    """Files -> Documents (and Rejections to errors/). Skipped records (a WARC's requests,
+    images, redirects) are counted under the stage, per reason, and go nowhere. Each instance
+    owns the sandbox its native parsers run in (one child process per Beam worker thread,
+    started on first use), ended in teardown."""
+
     def __init__(self, cfg: ParseConfig):
         self.cfg = cfg
 
     def setup(self):
         self.meter = StageMeter("parse")
+        self.sandbox = Sandbox(self.cfg.parse_timeout_s, self.cfg.parse_memory_mb)
+
+    def teardown(self):
+        self.sandbox.close()
 
     def process(self, item: File):
         path, size, name = item
@@ -89,13 +100,22 @@ class ParseFile(beam.DoFn):
             # Uncompressed: docbeam decompresses itself, to cap gzip bombs and report truncation.
             return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
-        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name)):
-            docs = [r for r in group if not isinstance(r, Rejection)]
+        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name, self.sandbox)):
+            docs = [r for r in group if isinstance(r, Document)]
+            skipped = Counter(r.reason for r in group if isinstance(r, Skipped))
             self.meter.add(  # one update per group, not per record: the meter is not free
-                rejected=len(group) - len(docs), elements_out=len(docs), bytes_out=sum(len(d.text) for d in docs)
+                rejected=sum(isinstance(r, Rejection) for r in group),
+                skipped=sum(skipped.values()),
+                elements_out=len(docs),
+                bytes_out=sum(len(d.text) for d in docs),
             )
+            for reason, n in skipped.items():
+                self.meter.count(f"skipped_{reason}", n)
             for rec in group:
-                yield beam.pvalue.TaggedOutput(ERRORS, rec) if isinstance(rec, Rejection) else rec
+                if isinstance(rec, Rejection):
+                    yield beam.pvalue.TaggedOutput(ERRORS, rec)
+                elif isinstance(rec, Document):
+                    yield rec
 
 
 class ChunkDocuments(beam.DoFn):

@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+HTML_TEXT = ("main", "all")  # --html-text: main content (trafilatura) or all visible text
+
 
 @dataclass(frozen=True)
 class ParseConfig:
@@ -9,3 +11,11 @@ class ParseConfig:
     text_field: str = "text"
     max_doc_bytes: int = 64 << 20
     max_decompressed_bytes: int = 4 << 30
+    html_text: str = "main"
+    max_pdf_pages: int = 5000
+    parse_timeout_s: float = 120.0  # per file (per record in a WARC) in the sandbox
+    parse_memory_mb: int = 2048  # the sandbox's data segment
+
+    def __post_init__(self):
+        if self.html_text not in HTML_TEXT:
+            raise ValueError(f"html_text {self.html_text!r}: choose from {', '.join(HTML_TEXT)}")

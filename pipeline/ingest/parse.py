@@ -1,20 +1,26 @@
-"""Bytes of one input file -> Documents and Rejections. Pure: no Beam here.
+"""Bytes of one input file -> Documents, Rejections and Skipped records. Pure: no Beam here.
 
-The format comes from the extension (formats/ holds one module per format). Every problem
-becomes a Rejection naming the file, the row where there is one, and what is wrong; the good
-records of the same file still come out. Nothing is read unbounded: a document over
-`max_doc_bytes` and a decompressed stream over `max_decompressed_bytes` (gzip bombs) are
-rejected, never loaded whole.
+The format comes from the extension, unless the content's signature says otherwise
+(detect.py); formats/ holds one module per format. Every problem becomes a Rejection naming
+the file, the row where there is one, and what is wrong; the good records of the same file
+still come out. Nothing is read unbounded: a document over `max_doc_bytes` and a
+decompressed stream over `max_decompressed_bytes` (gzip bombs) are rejected, never loaded
+whole. Formats that run native code (PDF, Word, main-content HTML) parse in a Sandbox:
+bounded in time and memory, and a crash costs one error line, not the worker.
 """
 
+import contextlib
 import dataclasses
 import importlib
+import io
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import reject
+from pipeline.core.records import Rejection, Skipped, reject
+from pipeline.ingest import detect
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import STAGE, Record
+from pipeline.ingest.sandbox import Sandbox
 from pipeline.ingest.sources import relabel
 
 # extension -> format module under pipeline.ingest.formats
@@ -28,7 +34,19 @@ FORMATS = {
     ".md": "text",
     ".html": "html",
     ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".warc": "warc",
+    ".warc.gz": "warc",
+    ".csv": "csv",
+    ".csv.gz": "csv",
+    ".tsv": "csv",
+    ".tsv.gz": "csv",
 }
+# Content of a kind docbeam does not read that a claimed format still takes (its parser
+# then says precisely what is wrong): gzip for the compressed formats, a zip for .docx.
+CONTAINERS = {("jsonl", "gzip"), ("csv", "gzip"), ("warc", "gzip"), ("docx", "zip")}
+READABLE = frozenset(FORMATS.values())
 
 
 def format_of(path: str) -> str | None:
@@ -40,29 +58,67 @@ def format_of(path: str) -> str | None:
 
 
 def parse_file(
-    path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig | None = None, name: str | None = None
-) -> Iterator[Record]:
-    """The file's Documents and Rejections. With `name` (the file relative to its input's
-    root, see sources.py), ids derived from the path are derived from the name instead."""
+    path: str,
+    open_file: Callable[[], BinaryIO],
+    cfg: ParseConfig | None = None,
+    name: str | None = None,
+    sandbox: Sandbox | None = None,
+) -> Iterator[Record | Skipped]:
+    """The file's Documents, Rejections and Skipped records. With `name` (the file relative
+    to its input's root, see sources.py), ids derived from the path are derived from the name
+    instead. `sandbox` runs the native parsers (one per thread; without one, a sandbox is
+    started for this file alone)."""
     cfg = cfg or ParseConfig()
-    records = _parse(path, open_file, cfg)
-    if name is None or name == path:
-        yield from records
-        return
-    for rec in records:
-        new = relabel(rec.doc_id, path, name)
-        yield rec if new == rec.doc_id else dataclasses.replace(rec, doc_id=new)
+    with contextlib.ExitStack() as stack:
+        if sandbox is None:
+            sandbox = stack.enter_context(Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb))
+        records = _parse(path, open_file, cfg, sandbox)
+        if name is None or name == path:
+            yield from records
+            return
+        for rec in records:
+            if not isinstance(rec, Skipped) and (new := relabel(rec.doc_id, path, name)) != rec.doc_id:
+                rec = dataclasses.replace(rec, doc_id=new)
+            yield rec
 
 
-def _parse(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig) -> Iterator[Record]:
-    fmt = format_of(path)
-    if fmt is None:
-        known = ", ".join(sorted(FORMATS))
-        yield reject(STAGE, "unsupported_format", path, f"unknown extension; docbeam reads {known}")
-        return
-    parser = importlib.import_module(f"pipeline.ingest.formats.{fmt}").parse
+def _parse(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
     try:
-        with open_file() as f:
-            yield from parser(path, f, cfg)
+        with contextlib.ExitStack() as files:
+            f = files.enter_context(open_file())
+            fmt = _choose(path, format_of(path), detect.sniff(f))
+            if isinstance(fmt, Rejection):
+                yield fmt
+                return
+            if not _rewind(f):
+                f = files.enter_context(open_file())
+            parser = importlib.import_module(f"pipeline.ingest.formats.{fmt}").parse
+            yield from parser(path, f, cfg, sandbox)
     except OSError as exc:  # unreadable file (permissions, vanished object): the file is rejected
         yield reject(STAGE, "unreadable", path, str(exc))
+
+
+def _rewind(f: BinaryIO) -> bool:
+    try:
+        f.seek(0)
+        return True
+    except (OSError, io.UnsupportedOperation):
+        return False
+
+
+def _choose(path: str, claimed: str | None, kind: str | None) -> str | Rejection:
+    """The format to read `path` as: its content's where the content has a signature docbeam
+    reads, else its extension's; content of another kind is rejected, named."""
+    if kind in READABLE:
+        return kind
+    if kind is None and claimed is not None:
+        return claimed
+    if (claimed, kind) in CONTAINERS:
+        return claimed
+    if claimed is None and kind is None:
+        known = ", ".join(sorted(FORMATS))
+        return reject(STAGE, "unsupported_format", path, f"unknown extension; docbeam reads {known}")
+    what = f"the content is {detect.describe(kind)}"
+    if claimed is None:
+        return reject(STAGE, "unsupported_format", path, f"unknown extension, and {what}")
+    return reject(STAGE, "format_mismatch", path, f"named as {claimed} but {what}; docbeam does not read it")

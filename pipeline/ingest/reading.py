@@ -1,7 +1,9 @@
 """Bounded reading shared by the formats: capped reads, UTF-8 decoding with a reason,
 binary detection, and streaming gunzip that stops at a size cap. Pure: no Beam here."""
 
+import codecs
 import io
+import re
 import zlib
 from typing import BinaryIO
 
@@ -22,16 +24,35 @@ def decode(path: str, data: bytes, row: int | None, doc_id: str | None) -> str |
             row=row,
             doc_id=doc_id,
         )
-    if looks_binary(text):
-        return reject(
-            STAGE,
-            "binary_content",
-            path,
-            "looks like binary data, not text (NUL or many control characters)",
-            row=row,
-            doc_id=doc_id,
-        )
-    return text
+    return _binary(path, row, doc_id) if looks_binary(text) else text
+
+
+META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def decode_markup(
+    path: str, data: bytes, row: int | None, doc_id: str | None, declared: str | None = None
+) -> str | Rejection:
+    """HTML bytes -> text in the charset the server declared (`declared`), else the one the
+    page's <meta> declares, else UTF-8. A declared charset is trusted, stray bytes becoming
+    U+FFFD; undeclared bytes must be UTF-8."""
+    found = META_CHARSET.search(data[:4096])
+    charset = declared or (found.group(1).decode("ascii") if found else None)
+    try:
+        codec = codecs.lookup(charset).name if charset else None
+    except LookupError:
+        codec = None
+    if codec is None:
+        text = decode(path, data, row, doc_id)
+    else:
+        text = data.decode(codec, errors="replace")
+        text = _binary(path, row, doc_id) if looks_binary(text) else text
+    return text.removeprefix("\ufeff") if isinstance(text, str) else text
+
+
+def _binary(path: str, row: int | None, doc_id: str | None) -> Rejection:
+    problem = "looks like binary data, not text (NUL or many control characters)"
+    return reject(STAGE, "binary_content", path, problem, row=row, doc_id=doc_id)
 
 
 # Control characters other than whitespace: text has almost none, binary data many.
@@ -67,9 +88,22 @@ class Decompressed(io.RawIOBase):
         self.raw, self.gzipped, self.cap = raw, gzipped, cap
         self.total = 0
         self.problem: str | None = None
+        self.error: str | None = None  # the error code that goes with `problem`
         self._d = zlib.decompressobj(31)
         self._buf = b""
         self._pending = b""
+
+    @classmethod
+    def sniffing(cls, raw: BinaryIO, cap: float) -> "Decompressed":
+        """`raw`'s bytes, gunzipped (at most `cap` of them) when they are gzip, whatever the file is called."""
+        head = raw.read(2)
+        gzipped = head == b"\x1f\x8b"
+        stream = cls(raw, gzipped, cap if gzipped else float("inf"))
+        if gzipped:
+            stream._pending = head
+        else:
+            stream._buf = head
+        return stream
 
     def readable(self) -> bool:
         return True
@@ -88,13 +122,16 @@ class Decompressed(io.RawIOBase):
             src = self._d.unconsumed_tail or self._pending or self.raw.read(1 << 16)
             self._pending = b""
             if not src:
-                self.problem = "compressed stream ends before its end-of-stream marker (truncated)"
+                self._fail("truncated_gzip", "compressed stream ends before its end-of-stream marker (truncated)")
                 return
             try:
                 self._buf = self._d.decompress(src, 1 << 16)  # bounded output per step: bombs stay small
             except zlib.error as exc:
-                self.problem = f"corrupt compressed data ({exc})"
+                self._fail("truncated_gzip", f"corrupt compressed data ({exc})")
                 return
+
+    def _fail(self, error: str, problem: str) -> None:
+        self.error, self.problem = error, problem
 
     def readinto(self, b) -> int:
         if self.problem:
@@ -102,7 +139,8 @@ class Decompressed(io.RawIOBase):
         self._fill()
         n = min(len(b), len(self._buf))
         if self.total + n > self.cap:
-            self.problem = f"decompressed size passed {self.cap} bytes (gzip bomb?)"
+            problem = f"decompressed size passed {self.cap} bytes (gzip bomb? --max-decompressed-bytes raises the cap)"
+            self._fail("decompressed_too_large", problem)
             return 0
         b[:n], self._buf = self._buf[:n], self._buf[n:]
         self.total += n

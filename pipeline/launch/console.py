@@ -20,7 +20,8 @@ def summary(res: RunResult) -> str:
     wall = max(res.wall_seconds, 1e-9)
     lines = [
         f"documents: {c['read']} read, {c['ok']} ok, {c['rejected']} rejected"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in sorted(c['rejected_by_error'].items()))})" if c["rejected"] else ""),
+        + (f" ({_counts(c['rejected_by_error'])})" if c["rejected"] else "")
+        + (f"; {c['skipped']} records skipped ({_counts(c['skipped_by_reason'])})" if c.get("skipped") else ""),
         f"tokens:    {t['document_tokens']:,} document tokens in {c['chunks']:,} chunks; the encoder ran "
         f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
         f"{res.manifest['attention']['used']}",
@@ -31,6 +32,10 @@ def summary(res: RunResult) -> str:
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
     ]
     return "\n".join(lines)
+
+
+def _counts(by_kind: dict[str, int]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in sorted(by_kind.items()))
 
 
 def top_rejections(manifest: dict, n: int = 5) -> list[str]:

@@ -24,10 +24,11 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from model import EncoderConfig, flops_per_token
 from pipeline.core.flags import UsageError
 from pipeline.core.hardware import catalogue, parse_spec
-from pipeline.core.records import Document
+from pipeline.core.records import Document, Skipped
 from pipeline.cost.pricing import PriceTable, Rates
 from pipeline.graph.plan import JobPlan
 from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from pipeline.ingest.sandbox import Sandbox
 from pipeline.ingest.sources import for_glob
 from pipeline.io import storage
 from pipeline.launch.execute import execute
@@ -81,6 +82,10 @@ def _parquet_rows(path: str) -> int:
         return pq.ParquetFile(f).metadata.num_rows
 
 
+# Formats with many records per file: counted by parsing up to a byte budget, then extrapolated.
+STREAMED = ("jsonl", "csv", "warc")
+
+
 def _kind(path: str) -> str:
     # Records per on-disk byte differ between plain and compressed JSONL: keep them apart.
     return f"{format_of(path)}{'.gz' if path.lower().endswith('.gz') else ''}"
@@ -93,38 +98,41 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
     docs, rejected, counted, spent = [], 0, 0.0, 0
     density: dict[str, list[tuple[int, float]]] = {}  # kind -> [(records, bytes)]
     pending: list[tuple[str, int]] = []
-    for path, size, name in files:
-        fmt = format_of(path)
-        if fmt == "parquet":
-            counted += _parquet_rows(path)
-        elif fmt in ("text", "html", None):
-            counted += 1  # one document, or one rejection, per file
-        if (spent >= count_budget and len(docs) >= n) or (fmt != "jsonl" and len(docs) >= n):
-            if fmt == "jsonl":
-                pending.append((path, size))
-            continue
-        holder = {}
+    with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as sandbox:  # PDF, Word, HTML parse in it
+        for path, size, name in files:
+            fmt = format_of(path)
+            if fmt == "parquet":
+                counted += _parquet_rows(path)
+            elif fmt not in STREAMED:
+                counted += 1  # one document, or one rejection, per file
+            if (spent >= count_budget and len(docs) >= n) or (fmt not in STREAMED and len(docs) >= n):
+                if fmt in STREAMED:
+                    pending.append((path, size))
+                continue
+            holder = {}
 
-        def open_file(path=path, holder=holder):
-            holder["f"] = _Counting(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
-            return holder["f"]
+            def open_file(path=path, holder=holder):
+                holder["f"] = _Counting(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
+                return holder["f"]
 
-        records = 0
-        for rec in parse_file(path, open_file, cfg, name):
-            records += 1
-            if len(docs) < n:
-                if isinstance(rec, Document):
-                    docs.append(rec)
-                else:
-                    rejected += 1
-            elif fmt != "jsonl" or spent + holder["f"].read_bytes > count_budget:
-                break
-        read = holder["f"].read_bytes if "f" in holder else size
-        spent += read
-        if fmt == "jsonl":
-            whole = read >= size
-            counted += records if whole else records * size / max(read, 1)
-            density.setdefault(_kind(path), []).append((records, min(read, size)))
+            records = 0
+            for rec in parse_file(path, open_file, cfg, name, sandbox):
+                if isinstance(rec, Skipped):
+                    continue  # not a document, not an error: costs nothing downstream
+                records += 1
+                if len(docs) < n:
+                    if isinstance(rec, Document):
+                        docs.append(rec)
+                    else:
+                        rejected += 1
+                elif fmt not in STREAMED or spent + holder["f"].read_bytes > count_budget:
+                    break
+            read = holder["f"].read_bytes if "f" in holder else size
+            spent += read
+            if fmt in STREAMED:
+                whole = read >= size
+                counted += records if whole else records * size / max(read, 1)
+                density.setdefault(_kind(path), []).append((records, min(read, size)))
     for path, size in pending:
         seen = density.get(_kind(path)) or [r for rs in density.values() for r in rs]
         per_byte = sum(r for r, _ in seen) / max(sum(b for _, b in seen), 1)

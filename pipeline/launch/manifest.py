@@ -93,6 +93,7 @@ def build(
     extraction_rows: int,
 ) -> dict:
     match = stage_totals.get("match", {})
+    parse = stage_totals.get("parse", {})
     return {
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "inputs": {
@@ -108,6 +109,11 @@ def build(
             "extractions": extraction_rows,
             "rejected_by_error": check["rejected_by_error"],
             "rejected_examples": check["examples"],
+            # input records that are no documents by design (WARC requests, images, redirects)
+            "skipped": parse.get("skipped", 0),
+            "skipped_by_reason": {
+                k[len("skipped_") :]: v for k, v in sorted(parse.items()) if k.startswith("skipped_")
+            },
         },
         "accounting": {k: check[k] for k in ("holds", "read", "ok", "rejected", "duplicate_doc_ids")},
         "model": {

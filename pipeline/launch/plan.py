@@ -223,7 +223,16 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     return JobPlan(
         inputs=inputs,
         output=d.output or "",
-        parse=ParseConfig(d.id_field, d.text_field, d.max_doc_bytes, d.max_decompressed_bytes),
+        parse=ParseConfig(
+            id_field=d.id_field,
+            text_field=d.text_field,
+            max_doc_bytes=d.max_doc_bytes,
+            max_decompressed_bytes=d.max_decompressed_bytes,
+            html_text=d.html_text,
+            max_pdf_pages=d.max_pdf_pages,
+            parse_timeout_s=d.parse_timeout,
+            parse_memory_mb=d.parse_memory_mb,
+        ),
         windowing=windowing,
         encoder=EncoderSettings(model, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
         dtype_reason=dtype_reason,

@@ -29,7 +29,8 @@ def test_formats_by_extension():
     assert format_of("x.parquet") == "parquet"
     assert format_of("x.md") == format_of("x.txt") == "text"
     assert format_of("x.htm") == format_of("x.html") == "html"
-    assert format_of("x.pdf") is None
+    assert format_of("x.pdf") == "pdf" and format_of("x.warc.gz") == "warc" and format_of("x.tsv") == "csv"
+    assert format_of("x.xyz") is None
 
 
 def test_jsonl_ids_metadata_and_row_errors():
@@ -107,7 +108,7 @@ def test_html_visible_text_only():
         b"<html><head><title>T</title><style>p{}</style><script>var x='hidden';</script></head>"
         b"<body><h1>Head&amp;line</h1><p>First <b>bold</b> para.</p><noscript>no</noscript><p>Second</p></body></html>"
     )
-    (d,) = docs(parse("p.html", html))
+    (d,) = docs(parse("p.html", html, html_text="all"))
     assert d.text == "Head&line\nFirst bold para.\nSecond"
 
 
@@ -133,8 +134,8 @@ def test_parquet_rows_and_wrong_schema():
 
 
 def test_unknown_extension_is_a_clear_rejection():
-    (rej,) = parse("x.pdf", b"%PDF")
-    assert rej.error == "unsupported_format" and ".jsonl" in rej.message
+    (rej,) = parse("x.xyz", b"plain words")
+    assert rej.error == "unsupported_format" and ".jsonl" in rej.message and ".pdf" in rej.message
 
 
 @pytest.mark.parametrize("field", ["body"])

@@ -4,21 +4,32 @@ import gzip
 import io
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.core.records import Document, Rejection
+from pipeline.core.records import Document, Rejection, Skipped
 from pipeline.ingest.parse import ParseConfig, parse_file
+from pipeline.ingest.sandbox import Sandbox
 
 CFG = ParseConfig(max_doc_bytes=4096, max_decompressed_bytes=1 << 16)
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SANDBOX = Sandbox()  # one child process for every example (PDF, Word, main-content HTML)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sandbox_ends():
+    yield
+    SANDBOX.close()
 
 
 def parse(name: str, data: bytes) -> list:
-    out = list(parse_file(name, lambda: io.BytesIO(data), CFG))
-    assert out and all(isinstance(r, Document | Rejection) for r in out)
+    out = list(parse_file(name, lambda: io.BytesIO(data), CFG, sandbox=SANDBOX))
+    assert out and all(isinstance(r, Document | Rejection | Skipped) for r in out)
     for r in out:
-        if isinstance(r, Rejection):
+        if isinstance(r, Skipped):
+            assert r.source == name and r.reason
+        elif isinstance(r, Rejection):
             assert r.message.startswith(name) and r.error
         else:
             assert r.text.strip() and r.doc_id
@@ -26,7 +37,12 @@ def parse(name: str, data: bytes) -> list:
 
 
 @FUZZ
-@given(st.binary(max_size=3000), st.sampled_from(["f.jsonl", "f.jsonl.gz", "f.txt", "f.md", "f.html", "f.parquet"]))
+@given(
+    st.binary(max_size=3000),
+    st.sampled_from(
+        ["f.jsonl", "f.jsonl.gz", "f.txt", "f.md", "f.html", "f.parquet", "f.csv", "f.tsv", "f.warc", "f.pdf", "f.docx"]
+    ),
+)
 def test_arbitrary_bytes_never_crash(data, name):
     parse(name, data)
 

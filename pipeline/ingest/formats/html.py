@@ -1,23 +1,59 @@
-"""HTML (.html, .htm): the text a reader would see, one document per file."""
+"""HTML (.html, .htm): one document per file. By default its main content and title
+(--html-text main: trafilatura, in the sandbox); --html-text all keeps every visible text,
+as does a page where the extractor finds no main content."""
 
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import BinaryIO
 
-from pipeline.core.records import Provenance
+from pipeline.core.records import Provenance, reject
 from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import Record, document
-from pipeline.ingest.reading import decode, read_capped
+from pipeline.ingest.fields import STAGE, Record, document
+from pipeline.ingest.layout import locate
+from pipeline.ingest.reading import decode_markup, read_capped
+from pipeline.ingest.sandbox import ParseProblem, Sandbox
+
+MAIN = "pipeline.ingest.adapters.html_main:extract"
 
 
-def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
     data = read_capped(path, f, cfg.max_doc_bytes)
-    markup = data if not isinstance(data, bytes) else decode(path, data, 0, path)
-    yield (
-        markup
-        if not isinstance(markup, str)
-        else document(path, 0, path, visible_text(markup), Provenance(format="html"))
-    )
+    markup = data if not isinstance(data, bytes) else decode_markup(path, data, 0, path)
+    yield markup if not isinstance(markup, str) else page(path, 0, path, markup, cfg, sandbox)
+
+
+def page(
+    path: str,
+    row: int,
+    doc_id: str | None,
+    markup: str,
+    cfg: ParseConfig,
+    sandbox: Sandbox,
+    url: str | None = None,
+    crawl_date: str | None = None,
+) -> Record:
+    """One web page's Document (or why not), its text chosen by --html-text; `url` and
+    `crawl_date` come from a WARC record."""
+    title, body, headings = "", "", []
+    if cfg.html_text == "main":
+        try:
+            title, body, headings = sandbox.call(MAIN, markup)
+        except ParseProblem as p:
+            return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
+    if not body.strip():
+        # --html-text all, or a page the extractor finds no main content in (or cannot parse:
+        # lxml gives up on nesting thousands of levels deep): every visible text, as
+        # trafilatura's own baseline would, rather than losing the page
+        prov = Provenance(format="html", url=url, crawl_date=crawl_date)
+        return document(path, row, doc_id, visible_text(markup), prov)
+    headline = body.lstrip().split("\n", 1)[0]
+    text = f"{title}\n\n{body}" if title and headline not in title else body  # no title twice in a row
+    sections = [(0, title)] if title else []
+    for found in locate(text, headings, start=len(text) - len(body)):
+        if not sections or found[1] != sections[-1][1]:  # the title repeated as the first heading
+            sections.append(found)
+    prov = Provenance(format="html", sections=tuple(sections), url=url, crawl_date=crawl_date)
+    return document(path, row, doc_id, text, prov)
 
 
 class _VisibleText(HTMLParser):

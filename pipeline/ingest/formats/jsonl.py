@@ -9,12 +9,12 @@ from pipeline.core.records import Rejection, reject
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import STAGE, Record, from_fields
 from pipeline.ingest.reading import Decompressed, decode
+from pipeline.ingest.sandbox import Sandbox
 
 
-def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
-    gzipped = path.lower().endswith(".gz")
+def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
     # The size cap is for what decompression produces; a plain file is as big as it is.
-    source = Decompressed(f, gzipped, cfg.max_decompressed_bytes if gzipped else float("inf"))
+    source = Decompressed.sniffing(f, cfg.max_decompressed_bytes)
     stream = io.BufferedReader(source, buffer_size=1 << 20)
     row, seen_any = -1, False
     while line := stream.readline(cfg.max_doc_bytes + 1):
@@ -34,10 +34,9 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
         seen_any = True
         yield _record(path, row, line, cfg)
     if source.problem:
-        kind = "decompressed_too_large" if "passed" in source.problem else "truncated_gzip"
         # The rejection names the first row not read; its message, the last row that was.
         message = f"{path}: {source.problem} after row {row}; the rest of the file is not read"
-        yield Rejection(source=path, doc_id=None, stage=STAGE, error=kind, message=message, row=row + 1)
+        yield Rejection(source=path, doc_id=None, stage=STAGE, error=source.error, message=message, row=row + 1)
     elif not seen_any:
         yield reject(STAGE, "empty_file", path, "no records (empty file)")
 

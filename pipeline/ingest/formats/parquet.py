@@ -9,9 +9,10 @@ import pyarrow.parquet as pq
 from pipeline.core.records import reject
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import STAGE, Record, from_fields
+from pipeline.ingest.sandbox import Sandbox
 
 
-def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
     try:
         pf = pq.ParquetFile(f)
     except (pa.ArrowInvalid, OSError) as exc:

@@ -7,9 +7,10 @@ from pipeline.core.records import Provenance
 from pipeline.ingest.config import ParseConfig
 from pipeline.ingest.fields import Record, document
 from pipeline.ingest.reading import decode, read_capped
+from pipeline.ingest.sandbox import Sandbox
 
 
-def parse(path: str, f: BinaryIO, cfg: ParseConfig) -> Iterator[Record]:
+def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
     data = read_capped(path, f, cfg.max_doc_bytes)
     text = data if not isinstance(data, bytes) else decode(path, data, 0, path)
     fmt = "markdown" if path.lower().endswith(".md") else "text"

@@ -1,0 +1,46 @@
+"""PDF: one document per file, its text page by page through PDFium (in the sandbox).
+
+The text keeps the reading order PDFium gives; pages are joined by a blank line and the
+offset where each page starts is kept (Provenance.pages), so every chunk knows its pages.
+Bookmarks become section titles, placed where their title appears on their page.
+"""
+
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from pipeline.core.records import Provenance, reject
+from pipeline.ingest.config import ParseConfig
+from pipeline.ingest.fields import STAGE, Record, document
+from pipeline.ingest.layout import join_blocks
+from pipeline.ingest.reading import read_capped
+from pipeline.ingest.sandbox import ParseProblem, Sandbox
+
+EXTRACT = "pipeline.ingest.adapters.pdf_text:extract"
+
+
+def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
+    data = read_capped(path, f, cfg.max_doc_bytes)
+    if not isinstance(data, bytes):
+        yield data
+        return
+    if b"%%EOF" not in data[-1024:]:
+        # PDFium would rebuild what it can of a cut file and say nothing: half a document.
+        yield reject(STAGE, "pdf_corrupt", path, "truncated: no %%EOF marker at the end", row=0, doc_id=path)
+        return
+    try:
+        pages, outline = sandbox.call(EXTRACT, data, cfg.max_pdf_pages, cfg.max_doc_bytes)
+    except ParseProblem as p:
+        yield reject(STAGE, p.code, path, p.message, row=0, doc_id=path)
+        return
+    text, starts = join_blocks(pages)
+    if not text:
+        problem = f"no text layer on any of its {len(pages)} page(s) (scanned? docbeam does no OCR)"
+        yield reject(STAGE, "pdf_no_text", path, problem, row=0, doc_id=path)
+        return
+    sections = []
+    for index, title in outline:  # where the title stands on its page, else the page's start
+        end = starts[index + 1] if index + 1 < len(starts) else len(text)
+        at = text.find(title, starts[index], end)
+        sections.append((at if at >= 0 else starts[index], title))
+    sections.sort(key=lambda s: s[0])
+    yield document(path, 0, path, text, Provenance(format="pdf", pages=tuple(starts), sections=tuple(sections)))

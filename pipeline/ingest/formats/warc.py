@@ -1,0 +1,93 @@
+"""Web archives (.warc, .warc.gz): every HTML response record with HTTP status 200 is a
+document (id: its target URI; provenance: the URI and WARC-Date), its text chosen by
+--html-text as for .html files; every other record is Skipped with its reason and counted.
+
+Read streaming, one record at a time: gzip through the capped Decompressed reader (so a
+truncated file or a gzip bomb ends in one error line, the records before it kept), records
+through warcio. A record cut short is damage, never half a document.
+"""
+
+import datetime as dt
+import io
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from pipeline.core.records import Rejection, Skipped, reject
+from pipeline.ingest.adapters.warc_records import WarcRecord, records
+from pipeline.ingest.config import ParseConfig
+from pipeline.ingest.fields import STAGE, Record
+from pipeline.ingest.formats.html import page
+from pipeline.ingest.reading import Decompressed, decode_markup
+from pipeline.ingest.sandbox import ParseProblem, Sandbox
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record | Skipped]:
+    source = Decompressed.sniffing(f, cfg.max_decompressed_bytes)
+    row = 0  # records read whole so far: the next record's index
+    try:
+        for rec in records(io.BufferedReader(source, buffer_size=1 << 20)):
+            kept = _keep(path, row, rec, cfg)
+            if not rec.complete():  # cut short: by the file's end, a broken gzip stream or the size cap
+                break
+            if isinstance(kept, str):
+                kept = page(path, row, rec.uri, kept, cfg, sandbox, url=rec.uri, crawl_date=utc(rec.date))
+            yield kept
+            row += 1
+        else:
+            if not source.problem:
+                if row == 0:
+                    yield reject(STAGE, "empty_file", path, "no WARC records (empty file)")
+                return
+    except ParseProblem as p:
+        if not source.problem:  # otherwise the stream's end explains the unreadable record
+            yield reject(STAGE, p.code, path, f"{p.message}; the rest of the file is not read", row=row)
+            return
+    yield _damage(path, row, source)
+
+
+def _keep(path: str, row: int, rec: WarcRecord, cfg: ParseConfig) -> str | Rejection | Skipped:
+    """The markup of a record that is a web page, else why it is not a document."""
+    if rec.kind != "response":
+        return Skipped(source=path, row=row, reason="not_response")
+    if rec.status != 200:
+        return Skipped(source=path, row=row, reason="not_200")
+    if (rec.content_type or "").split(";")[0].strip().lower() not in HTML_TYPES:
+        return Skipped(source=path, row=row, reason="not_html")
+    try:
+        data = rec.payload(cfg.max_doc_bytes)
+    except ParseProblem as p:
+        return reject(STAGE, p.code, path, p.message, row=row, doc_id=rec.uri)
+    if data is None:
+        problem = f"larger than {cfg.max_doc_bytes} bytes"
+        return reject(STAGE, "document_too_large", path, problem, row=row, doc_id=rec.uri)
+    return decode_markup(path, data, row, rec.uri, declared=charset(rec.content_type))
+
+
+def _damage(path: str, row: int, source: Decompressed) -> Rejection:
+    """The one error line for a file that breaks off at record `row`."""
+    if source.problem:
+        kind, problem = source.error, source.problem
+    else:
+        kind, problem = "warc_corrupt", "the record ends before its Content-Length (truncated file)"
+    message = f"{path} record {row}: {problem}; the rest of the file is not read"
+    return Rejection(source=path, doc_id=None, stage=STAGE, error=kind, message=message, row=row)
+
+
+def charset(content_type: str | None) -> str | None:
+    """The charset parameter of an HTTP Content-Type."""
+    for param in (content_type or "").split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            return value.strip().strip("\"'") or None
+    return None
+
+
+def utc(value: str | None) -> str | None:
+    """A WARC-Date as ISO 8601 UTC, or None when it is missing or not a full date-time."""
+    try:
+        when = dt.datetime.fromisoformat(value or "")
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC).isoformat()

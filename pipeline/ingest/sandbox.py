@@ -1,0 +1,160 @@
+"""Parsers that run native third-party code (PDFium, lxml) run in a child process, one call at
+a time. Pure: no Beam here.
+
+Why a process: a call past its deadline can only be stopped by killing what runs it; a
+segfault or an abort (PDFium aborts when an allocation fails) kills only the child; a memory
+cap (RLIMIT_DATA) bounds the child, not the worker; and PDFium, which must never be called
+from two threads at once, never is: each child serves one caller (a ParseFile DoFn, one per
+Beam worker thread) and one call at a time.
+
+A failed call raises ParseProblem(code, message): `parse_timeout` (the child is killed),
+`parse_crashed` (the child died, or the library raised something its adapter does not know:
+the child is ended too), or the adapter's own code (`pdf_encrypted`, ...); the next call
+starts a fresh child. The child
+runs `python -m pipeline.ingest.sandbox FD MEMORY_MB` and speaks pickled tuples over a socket.
+"""
+
+import importlib
+import resource
+import signal
+import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+from typing import Any
+
+# Imported by the child before it says it is ready, so a call's deadline never pays for them.
+ADAPTERS = (
+    "pipeline.ingest.adapters.pdf_text",
+    "pipeline.ingest.adapters.docx_text",
+    "pipeline.ingest.adapters.html_main",
+)
+START_TIMEOUT_S = 120.0  # imports on a loaded worker; a child that cannot start is a crash
+
+
+class ParseProblem(Exception):
+    """A file the parser cannot turn into text: an error code for errors/ and a message."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(code, message)
+        self.code, self.message = code, message
+
+
+class Sandbox:
+    """One child process, started on the first call; `close()` (or `with`) ends it."""
+
+    def __init__(self, timeout_s: float = 120.0, memory_mb: int = 2048):
+        self.timeout_s, self.memory_mb = timeout_s, memory_mb
+        self._proc: subprocess.Popen | None = None
+        self._conn: Connection | None = None
+        self.starts = 0  # children started (a restart after a timeout or crash counts)
+
+    def call(self, target: str, *args: Any) -> Any:
+        """`module:function(*args)` in the child; its return value, or ParseProblem."""
+        conn = self._ready()
+        try:
+            conn.send((target, args))
+        except OSError:  # the child died between calls: start another, once
+            self._stop()
+            conn = self._ready()
+            conn.send((target, args))
+        if not conn.poll(self.timeout_s):
+            self._stop()
+            raise ParseProblem("parse_timeout", f"parser still running after {self.timeout_s:g}s; stopped")
+        try:
+            status, value = conn.recv()
+        except (EOFError, OSError):
+            raise ParseProblem("parse_crashed", f"parser process died ({self._stop()})") from None
+        if status == "ok":
+            return value
+        if status == "problem":
+            raise ParseProblem(*value)
+        self._stop()  # a library that failed in a way nobody expected may have broken its state: start afresh
+        if value.startswith("MemoryError"):
+            value = f"ran out of memory (limit {self.memory_mb} MiB)"
+        raise ParseProblem("parse_crashed", f"parser failed: {value}")
+
+    def _ready(self) -> Connection:
+        if self._conn is not None and self._proc is not None and self._proc.poll() is None:
+            return self._conn
+        self._stop()
+        mine, theirs = socket.socketpair()
+        for end in (mine, theirs):
+            end.setblocking(True)  # whatever socket.setdefaulttimeout() says (gcsio sets one): the child blocks
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "pipeline.ingest.sandbox", str(theirs.fileno()), str(self.memory_mb)],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # stderr stays: a crashing library's last words go to the worker log
+            )
+        finally:
+            theirs.close()
+        self._conn = Connection(mine.detach())
+        self.starts += 1
+        if not self._conn.poll(START_TIMEOUT_S):
+            raise ParseProblem("parse_crashed", f"parser process did not start ({self._stop()})")
+        try:
+            self._conn.recv()  # "ready"
+        except (EOFError, OSError):
+            raise ParseProblem("parse_crashed", f"parser process did not start ({self._stop()})") from None
+        return self._conn
+
+    def _stop(self) -> str:
+        """Kill the child (if any); how it ended, in words."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._proc is None:
+            return "no process"
+        proc, self._proc = self._proc, None
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
+        if code < 0:
+            return f"killed by {signal.Signals(-code).name}"
+        return f"exit status {code}"
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while one runs (benchmarks read its CPU time)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def close(self) -> None:
+        self._stop()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _serve(fd: int, memory_mb: int) -> None:
+    conn = Connection(fd)
+    for name in ADAPTERS:
+        importlib.import_module(name)
+    limit = memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    conn.send("ready")
+    while True:
+        try:
+            target, args = conn.recv()
+        except EOFError:  # the caller closed the socket (or died): nothing left to do
+            return
+        module, _, func = target.partition(":")
+        try:
+            reply = ("ok", getattr(importlib.import_module(module), func)(*args))
+        except ParseProblem as exc:
+            reply = ("problem", (exc.code, exc.message))
+        except Exception as exc:  # the library failed in a way its adapter does not know
+            reply = ("raised", f"{type(exc).__name__}: {exc}"[:500])
+        del args
+        conn.send(reply)
+
+
+if __name__ == "__main__":
+    # Serve from the imported module, not __main__: the adapters raise *its* ParseProblem.
+    from pipeline.ingest.sandbox import _serve
+
+    _serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -1,0 +1,83 @@
+"""The sandbox bounds native parsers in time and memory: a file that hangs or crashes its
+parser is one error line, and the next file parses in a fresh child process."""
+
+import io
+import socket
+import threading
+
+import pytest
+
+from pipeline.core.records import Document, Rejection
+from pipeline.ingest.parse import ParseConfig, parse_file
+from pipeline.ingest.sandbox import ParseProblem, Sandbox
+from tests.ingest import files
+
+PDF = "pipeline.ingest.adapters.pdf_text:extract"
+
+
+def parse_one(path: str, data: bytes, sandbox: Sandbox, **cfg):
+    (rec,) = parse_file(path, lambda: io.BytesIO(data), ParseConfig(**cfg), sandbox=sandbox)
+    return rec
+
+
+def test_a_parser_that_runs_too_long_is_stopped_and_the_next_file_parses():
+    with Sandbox(timeout_s=1.5) as box:
+        rec = parse_one("/in/slow.pdf", files.slow_pdf(), box)
+        assert isinstance(rec, Rejection) and rec.error == "parse_timeout" and rec.message.startswith("/in/slow.pdf")
+        assert box._proc is None  # killed, not left running
+        assert isinstance(parse_one("/in/book.pdf", files.multipage_pdf(), box), Document)
+        assert box.starts == 2
+
+
+def test_a_parser_that_dies_is_one_error_and_the_next_file_parses():
+    # PDFium aborts the process when an allocation fails: the memory cap turns the bomb into a crash
+    with Sandbox(timeout_s=60, memory_mb=256) as box:
+        rec = parse_one("/in/bomb.pdf", files.memory_bomb_pdf(), box)
+        assert isinstance(rec, Rejection) and rec.error == "parse_crashed" and "SIGABRT" in rec.message
+        assert isinstance(parse_one("/in/book.pdf", files.multipage_pdf(), box), Document)
+
+
+def test_child_lifecycle_library_errors_deaths_between_calls_and_close():
+    box = Sandbox()
+    assert box.call("json:loads", "[1, 2]") == [1, 2] and box.starts == 1
+    assert box.call("json:loads", "3") == 3 and box.starts == 1  # one child serves call after call
+    with pytest.raises(ParseProblem) as err:
+        box.call("json:loads", "{not json")  # an exception no adapter expects: crashed, and a fresh child next
+    assert err.value.code == "parse_crashed" and "JSONDecodeError" in err.value.message
+    assert box.call("json:loads", "[1, 2]") == [1, 2] and box.starts == 2
+    box._proc.kill()  # dies between two calls (the OOM killer, say): the next call starts another
+    box._proc.wait()
+    assert box.call("json:loads", "2") == 2 and box.starts == 3
+    proc = box._proc
+    box.close()
+    assert proc.poll() is not None
+
+
+def test_one_sandbox_per_thread_parses_pdfs_side_by_side():
+    """PDFium must never run in two threads of one process: each thread's sandbox is its own process."""
+    data = files.multipage_pdf()
+    expected = parse_one("/in/book.pdf", data, None).text
+    texts: list[str] = []
+
+    def worker():
+        with Sandbox() as box:
+            texts.extend(parse_one("/in/book.pdf", data, box).text for _ in range(5))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert texts == [expected] * 10
+
+
+def test_a_default_socket_timeout_does_not_reach_the_child():
+    """Libraries set socket.setdefaulttimeout() (Beam's GCS client does): the sandbox's socket
+    must still block in the child, or the child's first read fails."""
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(30)
+    try:
+        with Sandbox() as box:
+            assert box.call("json:loads", "[1]") == [1] and box.starts == 1
+    finally:
+        socket.setdefaulttimeout(previous)
