@@ -11,6 +11,9 @@ Long windows (--max-seq-len beyond 512, up to ModernBERT's 8,192): rows come in 
 lengths (`lengths`: the window, then quarters of it down to 512), and each segment goes to
 the shortest row that holds it, so short documents never pay attention over 8,192 tokens.
 Every length gets the same token budget per batch (`rows * seq_len`): fewer, longer rows.
+Short segments (extraction candidates, sentences, label descriptions, short documents) get
+rows of SHORT_ROW tokens of their own at any window: attention over 64 tokens instead of
+256, and fewer segments per row to pool.
 """
 
 import bisect
@@ -22,6 +25,7 @@ import numpy as np
 from pipeline.core.records import Segment
 
 MIN_BUCKET = 512  # the shortest row length long windows are split into
+SHORT_ROW = 64  # rows for short segments, when the window is at least 4x longer
 TOKENS_PER_BATCH = 8192  # default budget: 32 rows of 256, 16 of 512, ... 1 of 8,192
 MAX_DEFAULT_ROWS = 32
 
@@ -40,10 +44,12 @@ class PackSpec:
 
     @property
     def lengths(self) -> tuple[int, ...]:
-        """Row lengths, longest first: seq_len, then a quarter of it while >= MIN_BUCKET."""
+        """Row lengths, longest first: seq_len, a quarter of it while >= MIN_BUCKET, SHORT_ROW."""
         out = [self.seq_len]
         while out[-1] // 4 >= MIN_BUCKET:
             out.append(out[-1] // 4)
+        if self.seq_len >= 4 * SHORT_ROW:
+            out.append(SHORT_ROW)
         return tuple(out)
 
     def length_for(self, n_tokens: int) -> int:
@@ -54,7 +60,8 @@ class PackSpec:
         return max(1, self.rows * self.seq_len // length)
 
     def segments_for(self, length: int) -> int:
-        return max(self.max_segments, length // 32)
+        """Pooling slots per row: max_segments (fewer in short rows, more in long ones)."""
+        return max(min(self.max_segments, length // 2), length // 32)
 
     def shapes_for(self, length: int) -> tuple[int, ...]:
         """Batch row counts at one length, largest first: rows, rows/4, rows/16, 1 (distinct, >= 1)."""

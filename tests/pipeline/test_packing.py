@@ -67,3 +67,24 @@ def test_packing_is_deterministic_whatever_the_arrival_order():
         return [b.tokens.tobytes() + b.segment_ids.tobytes() for b in out]
 
     assert run(segs) == run(list(reversed(segs)))
+
+
+def test_short_segments_get_short_rows_of_their_own():
+    """Extraction candidates (a few tokens) never ride in full-window rows, where every
+    token would pay attention over the whole window."""
+    spec = PackSpec(rows=32, seq_len=256)
+    assert spec.lengths == (256, 64) and spec.rows_for(64) == 128 and spec.segments_for(64) == 32
+    assert PackSpec(rows=8, seq_len=128).lengths == (128,)  # a short window needs no short rows
+    rng = np.random.default_rng(3)
+    short = [seg(int(n), f"c{i}") for i, n in enumerate(rng.integers(3, 8, 4000))]
+    long = [seg(int(n), f"d{i}") for i, n in enumerate(rng.integers(65, 256, 300))]
+    packer = Packer(spec)
+    batches = [b for s in short + long for b in packer.add(s)] + list(packer.flush())
+    by_length: dict[int, set[str]] = {}
+    for b in batches:
+        by_length.setdefault(b.tokens.shape[1], set()).update(s.uid[0] for _, _, s in b.slots)
+    assert by_length == {64: {"c"}, 256: {"d"}}
+    assert sorted(s.uid for b in batches for _, _, s in b.slots) == sorted(s.uid for s in short + long)
+    rows64 = [b for b in batches if b.tokens.shape[1] == 64]
+    real, fed = sum(b.real_tokens for b in rows64), sum(b.tokens.size for b in rows64)
+    assert 1 - real / fed <= 0.03, f"padding waste in short rows {1 - real / fed:.3f}"
