@@ -1,15 +1,22 @@
 """Throughput benchmark: docbeam against what users would otherwise run, side by side.
 
-    python -m tests.benchmarks.embed [--docs 2000] [--input GLOB] [--json OUT.json]
+    python -m tests.benchmarks.embed [--docs 600] [--repeats 3] [--corpora uniform,mixed]
+                                     [--input FILE.jsonl] [--json OUT.json] [-- docbeam flags]
 
-On the same corpus, in one run, each method in its own process (so peak RSS is its own):
-  1. docbeam run, end to end on DirectRunner
-  2. Beam MLTransform + SentenceTransformerEmbeddings (same model directory), DirectRunner
-  3. sentence-transformers encode, directly (torch CPU, all cores)
-  4. the ceiling: tokens/s implied by the encoder's FLOPs per token and the float32
-     matmul rate measured on this machine now (MFU = achieved / ceiling)
-Tokens are the tokens each method actually ran through the model: sentence-transformers
-(and MLTransform, which calls it) truncate at 256, docbeam embeds every window.
+On each corpus, in one run, each method in its own process (so peak RSS is its own), every
+method repeated (`--repeats`, interleaved: one round of all methods, then the next, so drift
+hits all alike); the median is reported with the spread (min-max):
+  docbeam:float32, docbeam:bfloat16   docbeam run, end to end on DirectRunner
+  mltransform                         Beam MLTransform + SentenceTransformerEmbeddings
+  st:float32, st:bfloat16             sentence-transformers encode (torch CPU, all cores)
+  ceiling                             matmul rates measured now: float32, and bfloat16
+                                      inputs accumulating in float32 (what docbeam's dense
+                                      layers run); MFU = achieved / (rate / FLOPs per token)
+Corpora: `uniform` (20-400 words) and `mixed` (70% of 5-60 words, 30% of 300-1,200 words:
+many one-window documents and many multi-window ones). Tokens are the tokens each method ran
+through the model: sentence-transformers (and MLTransform, which calls it) truncate at 256,
+docbeam embeds every window. Parity: docbeam's vector of every document that fits one window
+against sentence-transformers float32's, minimum cosine per dtype.
 Only ratios measured in the same run mean anything on a shared machine.
 """
 
@@ -17,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,27 +53,32 @@ def _truncated_tokens(texts: list[str], limit: int = 256) -> int:
 # -- workers (each runs in its own process) ---------------------------------------------------
 
 
-def worker_docbeam(corpus: Path, out: Path, extra: list[str]) -> dict:
+def worker_docbeam(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
+    import numpy as np
+
     from pipeline.io import outputs
     from pipeline.launch.job import run
 
     t0 = time.perf_counter()
-    res = run(["--input", str(corpus), "--output", str(out), "--overwrite", *extra])
+    res = run(["--input", str(corpus), "--output", str(out / "run"), "--dtype", dtype, "--no-store-text", *extra])
     wall = time.perf_counter() - t0
     enc = res.stage_totals["encode"]
-    n = outputs.read_table(str(out), "chunks", ["n_tokens"]).column("n_tokens").to_numpy().astype(float)
+    n = outputs.read_table(str(out / "run"), "chunks", ["n_tokens"]).column("n_tokens").to_numpy().astype(float)
+    docs = outputs.read_table(str(out / "run"), "documents", ["doc_id", "n_chunks", "embedding"]).to_pylist()
+    one = [d for d in docs if d["n_chunks"] == 1]
+    np.savez(out / "vectors.npz", ids=[d["doc_id"] for d in one], vecs=np.array([d["embedding"] for d in one]))
     return {
         "context": float((n * n).sum() / n.sum()),  # mean segment length seen by a token
         "docs": res.manifest["counts"]["ok"],
         "tokens": enc["tokens"],
         "wall_s": wall,
         "padding": enc["pad_tokens"] / (enc["tokens"] + enc["pad_tokens"]),
-        "compilations": enc["compilations"],
+        "compilations": enc.get("compilations", 0),
         "encode_device_s": enc["device_us"] / 1e6,
     }
 
 
-def worker_mltransform(corpus: Path, out: Path, extra: list[str]) -> dict:
+def worker_mltransform(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
     import apache_beam as beam
     from apache_beam.ml.transforms.base import MLTransform
     from apache_beam.ml.transforms.embeddings.huggingface import SentenceTransformerEmbeddings
@@ -95,34 +108,43 @@ def worker_mltransform(corpus: Path, out: Path, extra: list[str]) -> dict:
     return {"docs": rows, "tokens": _truncated_tokens([d["text"] for d in docs]), "wall_s": wall}
 
 
-def worker_st(corpus: Path, out: Path, extra: list[str]) -> dict:
+def worker_st(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
+    import numpy as np
     import torch
 
     from tests.reference import st_model
 
     torch.set_num_threads(CPUS)
-    texts = [d["text"] for d in _texts(corpus)]
+    docs = _texts(corpus)
+    texts = [d["text"] for d in docs]
     model = st_model()
+    if dtype == "bfloat16":
+        model = model.to(torch.bfloat16)  # torch's oneDNN bf16 path
     model.encode(texts[:32])  # warm-up, like docbeam's compile
     t0 = time.perf_counter()
-    vecs = model.encode(texts, batch_size=32, normalize_embeddings=True)
+    vecs = model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=False)
     wall = time.perf_counter() - t0
+    vecs = torch.stack(vecs).float().numpy()
+    np.savez(out / "vectors.npz", ids=[d["id"] for d in docs], vecs=vecs)
     return {"docs": len(vecs), "tokens": _truncated_tokens(texts), "wall_s": wall}
 
 
-def worker_ceiling(corpus: Path, out: Path, extra: list[str]) -> dict:
+def worker_ceiling(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
+    """Matmul rates: float32, and bfloat16 inputs with a float32 accumulator (model/layers.dense)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
     n = 2048
     a = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), np.float32))
-    f = jax.jit(lambda x: x @ x)
-    f(a).block_until_ready()
-    best = min(_timed(lambda: f(a).block_until_ready()) for _ in range(10))
-    an = np.asarray(a)
-    best_np = min(_timed(lambda: an @ an) for _ in range(10))
-    return {"jax_gflops": 2 * n**3 / best / 1e9, "numpy_gflops": 2 * n**3 / best_np / 1e9}
+    b = a.astype(jnp.bfloat16)
+    f32 = jax.jit(lambda x: x @ x)
+    bf16 = jax.jit(lambda x: jnp.matmul(x, x, preferred_element_type=jnp.float32))
+    rates = {}
+    for name, fn, arg in (("f32_gflops", f32, a), ("bf16_gflops", bf16, b)):
+        fn(arg).block_until_ready()
+        rates[name] = 2 * n**3 / min(_timed(lambda f=fn, x=arg: f(x).block_until_ready()) for _ in range(10)) / 1e9
+    return rates
 
 
 def _timed(fn) -> float:
@@ -137,44 +159,45 @@ WORKERS = {"docbeam": worker_docbeam, "mltransform": worker_mltransform, "st": w
 # -- driver -----------------------------------------------------------------------------------
 
 
-def _spawn(name: str, corpus: Path, extra: list[str]) -> dict:
-    with tempfile.TemporaryDirectory() as out:
-        cmd = [
-            sys.executable,
-            "-m",
-            "tests.benchmarks.embed",
-            "--worker",
-            name,
-            "--corpus",
-            str(corpus),
-            "--out",
-            out,
-            "--",
-            *extra,
-        ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        lines = proc.stdout.strip().splitlines()
-        if not lines or not lines[-1].startswith("{"):
-            raise RuntimeError(f"{name} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
-        if proc.returncode:  # the measurement finished; the process died on the way out
-            print(f"warning: {name} exited {proc.returncode} after reporting: {proc.stderr[-300:]}", file=sys.stderr)
-        return json.loads(lines[-1])
+def _spawn(method: str, corpus: Path, out: Path, extra: list[str]) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "tests.benchmarks.embed", "--worker", method]
+    cmd += ["--corpus", str(corpus), "--out", str(out), "--", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines = proc.stdout.strip().splitlines()
+    if not lines or not lines[-1].startswith("{"):
+        raise RuntimeError(f"{method} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    if proc.returncode:  # the measurement finished; the process died on the way out
+        print(f"warning: {method} exited {proc.returncode} after reporting: {proc.stderr[-300:]}", file=sys.stderr)
+    return json.loads(lines[-1])
 
 
-def build_corpus_file(path: Path, docs: int) -> Path:
+def build_corpus_file(path: Path, docs: int, mix: str) -> Path:
+    import random
+
     from tests.corpus import build_corpus
 
-    path.write_text("".join(json.dumps(d) + "\n" for d in build_corpus(docs, seed=0)))
+    if mix == "uniform":
+        rows = build_corpus(docs, seed=0)
+    else:
+        rng = random.Random(1)
+        short = build_corpus(docs, seed=1, min_words=5, max_words=60)
+        long = build_corpus(docs, seed=2, min_words=300, max_words=1200)
+        rows = [(short if rng.random() < 0.7 else long)[i] for i in range(docs)]
+    path.write_text("".join(json.dumps(d) + "\n" for d in rows))
     return path
+
+
+METHODS = "ceiling,docbeam:float32,docbeam:bfloat16,mltransform,st:float32,st:bfloat16"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--docs", type=int, default=2000, help="size of the built-in corpus (20-400 words each)")
-    ap.add_argument("--input", help="a JSONL file (id, text) instead of the built-in corpus")
-    # The matmul rate is measured first and last and the higher kept: the machine's speed
-    # drifts (shared cores), and the higher ceiling gives the more conservative MFU.
-    ap.add_argument("--methods", default="ceiling,docbeam,mltransform,st,ceiling")
+    ap.add_argument("--docs", type=int, default=600, help="documents per built-in corpus")
+    ap.add_argument("--corpora", default="uniform,mixed", help="built-in corpora to run (uniform, mixed)")
+    ap.add_argument("--input", help="a JSONL file (id, text) instead of the built-in corpora")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--methods", default=METHODS)
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -182,68 +205,106 @@ def main() -> int:
     ap.add_argument("extra", nargs="*", help="extra flags for docbeam run (after --)")
     args = ap.parse_args()
     if args.worker:
-        result = WORKERS[args.worker](Path(args.corpus), Path(args.out), args.extra)
+        name, _, dtype = args.worker.partition(":")
+        result = WORKERS[name](Path(args.corpus), Path(args.out), dtype or "float32", args.extra)
         result["peak_rss_mib"] = _rss_mib()
         print(json.dumps(result))
         return 0
+    report = {}
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(args.input) if args.input else build_corpus_file(Path(tmp) / "corpus.jsonl", args.docs)
-        results = {}
-        for name in args.methods.split(","):
-            print(f"running {name} ...", file=sys.stderr, flush=True)
-            result = _spawn(name, corpus, args.extra)
-            if name == "ceiling" and name in results:
-                result = {k: max(v, results[name][k]) for k, v in result.items()}
-            results[name] = result
-    print(render(results))
+        corpora = {"input": Path(args.input)} if args.input else {}
+        for mix in [] if args.input else args.corpora.split(","):
+            corpora[mix] = build_corpus_file(Path(tmp) / f"{mix}.jsonl", args.docs, mix)
+        for label, corpus in corpora.items():
+            runs: dict[str, list[dict]] = {}
+            for r in range(args.repeats):
+                for method in args.methods.split(","):
+                    print(f"{label}: {method} (round {r + 1}/{args.repeats}) ...", file=sys.stderr, flush=True)
+                    runs.setdefault(method, []).append(_spawn(method, corpus, Path(tmp) / label / method, args.extra))
+            report[label] = {"runs": runs, "parity": _parity(Path(tmp) / label)}
+            print(f"\n== corpus {label}: {sum(1 for _ in corpus.open())} documents")
+            print(render(report[label]))
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        Path(args.json).write_text(json.dumps(report, indent=2))
     return 0
 
 
-def render(results: dict) -> str:
+def _parity(where: Path) -> dict:
+    """Minimum cosine of docbeam's one-window document vectors to sentence-transformers float32."""
+    import numpy as np
+
+    ref_file = where / "st:float32" / "vectors.npz"
+    if not ref_file.exists():
+        return {}
+    ref = np.load(ref_file)
+    by_id = dict(zip(ref["ids"].tolist(), ref["vecs"], strict=True))
+    out = {}
+    for method in ("docbeam:float32", "docbeam:bfloat16", "st:bfloat16"):
+        f = where / method / "vectors.npz"
+        if f.exists():
+            got = np.load(f)
+            cos = [float(v @ by_id[i]) for i, v in zip(got["ids"].tolist(), got["vecs"], strict=True) if i in by_id]
+            out[method] = {"docs": len(cos), "min_cosine": min(cos)}
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def render(rep: dict) -> str:
     from model import flops_per_token, read_config
     from model.checkpoint import default_checkpoint_dir
 
-    cfg = read_config(default_checkpoint_dir())
-    lines = [f"{'method':<14}{'docs/s':>9}{'tokens/s':>11}{'padding':>9}{'compiles':>9}{'peak RSS':>10}"]
-    for name in ("docbeam", "mltransform", "st"):
-        r = results.get(name)
-        if not r:
+    runs = rep["runs"]
+    rates = {}
+    lines = [f"{'method':<18}{'tokens/s':>10}{'spread':>18}{'docs/s':>8}{'pad':>6}{'RSS':>8}"]
+    for method, rs in runs.items():
+        if method == "ceiling":
             continue
-        r["docs_per_s"], r["tokens_per_s"] = r["docs"] / r["wall_s"], r["tokens"] / r["wall_s"]
-        pad = f"{r['padding']:.1%}" if "padding" in r else "-"
+        tps = [r["tokens"] / r["wall_s"] for r in rs]
+        rates[method] = _median(tps)
+        pad = f"{rs[0]['padding']:.1%}" if "padding" in rs[0] else "-"
         lines.append(
-            f"{name:<14}{r['docs_per_s']:>9.1f}{r['tokens_per_s']:>11,.0f}{pad:>9}"
-            f"{r.get('compilations', '-'):>9}{r['peak_rss_mib']:>8,.0f}Mi"
+            f"{method:<18}{rates[method]:>10,.0f}{f'{min(tps):,.0f}-{max(tps):,.0f}':>18}"
+            f"{_median([r['docs'] / r['wall_s'] for r in rs]):>8.1f}{pad:>6}"
+            f"{max(r['peak_rss_mib'] for r in rs):>6,.0f}Mi"
         )
-    d = results.get("docbeam")
-    if d:
-        for other in ("mltransform", "st"):
-            if other in results:
-                lines.append(
-                    f"docbeam / {other:<12} {d['tokens_per_s'] / results[other]['tokens_per_s']:.2f}x tokens/s"
-                )
-    c = results.get("ceiling")
-    if c and d:
-        # Model FLOPs: attention over each token's own segment (not the padded row).
-        fpt = flops_per_token(cfg, d["context"])
-        peak = max(c["jax_gflops"], c["numpy_gflops"]) * 1e9
-        ceiling = peak / fpt
-        lines.append(
-            f"ceiling        {ceiling:,.0f} tokens/s = {peak / 1e9:.0f} GFLOP/s fp32 matmul "
-            f"(jax {c['jax_gflops']:.0f}, numpy {c['numpy_gflops']:.0f}) / {fpt / 1e6:.1f} MFLOP per token"
-        )
-        lines.append(
-            f"MFU            {d['tokens_per_s'] / ceiling:.0%} end to end; "
-            f"{d['tokens'] / d['encode_device_s'] / ceiling:.0%} inside the encoder stage"
-        )
-        results["mfu"] = {
-            "end_to_end": d["tokens_per_s"] / ceiling,
-            "encoder": d["tokens"] / d["encode_device_s"] / ceiling,
-            "flops_per_token": fpt,
-            "ceiling_tokens_per_s": ceiling,
-        }
+
+    def ratio(a: str, b: str) -> None:
+        if a in runs and b in runs:
+            per_round = [
+                (x["tokens"] / x["wall_s"]) / (y["tokens"] / y["wall_s"]) for x, y in zip(runs[a], runs[b], strict=True)
+            ]
+            lines.append(
+                f"{a} / {b}: {rates[a] / rates[b]:.2f}x (per round {', '.join(f'{q:.2f}' for q in per_round)})"
+            )
+
+    for a, b in (
+        ("docbeam:float32", "st:float32"),
+        ("docbeam:float32", "mltransform"),
+        ("docbeam:bfloat16", "st:bfloat16"),
+        ("st:bfloat16", "st:float32"),
+        ("docbeam:bfloat16", "docbeam:float32"),
+    ):
+        ratio(a, b)
+    for method, p in rep["parity"].items():
+        lines.append(f"parity {method} vs st:float32: min cosine {p['min_cosine']:.6f} over {p['docs']} documents")
+    if "ceiling" in runs:
+        cfg = read_config(default_checkpoint_dir())
+        for dtype, key in (("float32", "f32_gflops"), ("bfloat16", "bf16_gflops")):
+            d = runs.get(f"docbeam:{dtype}")
+            if not d:
+                continue
+            peak = max(r[key] for r in runs["ceiling"]) * 1e9  # the higher rate: the conservative MFU
+            fpt = flops_per_token(cfg, _median([r["context"] for r in d]))
+            ceiling = peak / fpt
+            enc = _median([r["tokens"] / r["encode_device_s"] for r in d])
+            lines.append(
+                f"{dtype} ceiling {ceiling:,.0f} tokens/s = {peak / 1e9:.0f} GFLOP/s matmul / "
+                f"{fpt / 1e6:.1f} MFLOP per token; MFU {rates[f'docbeam:{dtype}'] / ceiling:.0%} end to end, "
+                f"{enc / ceiling:.0%} inside the encoder stage"
+            )
     return "\n".join(lines)
 
 
