@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -158,12 +159,10 @@ def test_ctrl_c_stops_in_one_message_and_resume_finishes(tmp_path):
     rest = proc.stderr.read()
     assert proc.wait(timeout=120) == 130, "".join(seen) + rest
     assert "Traceback" not in rest
-    assert (
-        rest.strip()
-        .splitlines()[-1]
-        .endswith(
-            f"interrupted: 1 of 4 waves committed; run the same command with --resume to continue ({tmp_path}/out)"
-        )
+    # The wave running when Ctrl-C came is committed or not, depending on where Beam was.
+    assert re.search(
+        rf"interrupted: [123] of 4 waves committed; run the same command with --resume to continue \({tmp_path}/out\)$",
+        rest.strip().splitlines()[-1],
     )
     done = docbeam(*args, "--resume")
     assert done.returncode == 0, done.stderr

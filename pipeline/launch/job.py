@@ -9,7 +9,9 @@ import dataclasses
 import json
 import logging
 import os
-from contextlib import nullcontext
+import signal
+import threading
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -128,16 +130,43 @@ def run(argv: list[str], handler=None) -> RunResult:
     display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if local else nullcontext()
     budget = (d.budget_usd, rates) if d.budget_usd is not None else None
     try:
-        with display:
-            totals, wall = _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler, budget)
+        with display, _ctrl_c() as pressed:
+            totals, wall = _run_waves(
+                plan, options, argv, todo, listing, records, totals, wall, handler, budget, pressed
+            )
     except KeyboardInterrupt:
         raise Interrupted(plan.output, len(waves.committed(plan.output)), all_waves) from None
     timeline = display.timeline if local else []
     return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local, timeline)
 
 
-def _run_waves(plan, options, argv, todo, listing, records, totals, wall, handler, budget) -> tuple[list[dict], float]:
+@contextmanager
+def _ctrl_c():
+    """Ctrl-C raises KeyboardInterrupt as usual and is also remembered: Beam's runner can
+    swallow the exception inside a wave (it then finishes that wave), so the wave loop checks
+    the flag too and stops at the next wave at the latest."""
+    pressed = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+
+    def on_sigint(signum, frame):
+        pressed.set()
+        signal.default_int_handler(signum, frame)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run_waves(
+    plan, options, argv, todo, listing, records, totals, wall, handler, budget, pressed
+) -> tuple[list[dict], float]:
     for i, wave in enumerate(todo, 1):
+        if pressed.is_set():
+            raise KeyboardInterrupt
         log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
         # A wave of listed files reads exactly those paths: never matched again as globs,
         # where a name like "a[1].jsonl" would match nothing and be lost.
