@@ -1,10 +1,12 @@
 """Where the encoder's time goes: a JAX profiler trace of real batches, mapped to the model.
 
     python -m tests.benchmarks.profile_encoder [--rows 32] [--seq 256] [--attention native]
+                                               [--dtype bfloat16]
 
 Each XLA op in the trace is attributed by the named scope of the HLO it came from
 (`attention_<kernel>`, `pooling`, embeddings) and by whether its fused computation holds a
-matrix multiply. Percentages are of the time the XLA threads were busy.
+matrix multiply. Percentages are of the time the XLA threads were busy. Parameters are cast as the runtime
+casts them (matrices to --dtype, layer-norm vectors stay float32).
 """
 
 import argparse
@@ -14,6 +16,7 @@ import re
 import tempfile
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import kernels
@@ -53,9 +56,13 @@ def _categories(hlo: str) -> dict[str, str]:
     return out
 
 
-def breakdown(rows: int = 32, seq: int = 256, attention: str = "auto", batches: int = 3) -> dict[str, float]:
+def breakdown(
+    rows: int = 32, seq: int = 256, attention: str = "auto", batches: int = 3, dtype: str = "float32"
+) -> dict[str, float]:
     ckpt, params = load_checkpoint()
-    attend = kernels.get(attention, shape=(rows, seq, ckpt.config.heads, ckpt.config.head_dim)).attend
+    params = jax.tree.map(lambda a: jnp.asarray(a, jnp.float32 if a.ndim == 1 else dtype), params)
+    shape = (rows, seq, ckpt.config.heads, ckpt.config.head_dim)
+    attend = kernels.get(attention, shape=shape, dtype=dtype).attend
     fn = jax.jit(lambda p, t, s, q: embed_segments(p, ckpt.config, t, s, q, attend=attend, max_segments=64))
     rng = np.random.default_rng(0)
     tokens = rng.integers(1000, 20000, (rows, seq)).astype(np.int32)
@@ -85,8 +92,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=32)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--attention", default="auto")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     args = ap.parse_args()
-    for name, share in breakdown(args.rows, args.seq, args.attention).items():
+    for name, share in breakdown(args.rows, args.seq, args.attention, dtype=args.dtype).items():
         print(f"{share:6.1%}  {name}")
 
 
