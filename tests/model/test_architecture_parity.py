@@ -82,6 +82,7 @@ def docbeam_vectors(path, texts: list[str], dtype: str = "float32", prompt=None)
 def assert_parity(ours: np.ndarray, ref: np.ndarray, floor: float, what: str) -> None:
     cos = cosine(ours, ref)
     worst = int(np.argmin(cos))
+    print(f"parity {what}: min cosine {cos.min():.7f} over {len(cos)} texts")  # pytest -s: the table in docs/models.md
     assert cos.min() >= floor, f"{what}: text {worst} cosine {cos[worst]:.6f} (min over {len(cos)})"
     # Guard against an empty comparison: different texts must give clearly different vectors
     # (a typical pair differs by 100x the tolerance at least; max pooling is the closest, ~0.975).
