@@ -65,12 +65,20 @@ def check_job_args(
         more(parser)
     own = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     add_beam_flags(parser)
+    # Unknown flags first: "--inptu x" is a typo to name, not a missing --input.
+    asks_help = any(a in ("-h", "--help") for a in argv)
+    needed = [a for a in parser._actions if a.required and not asks_help]  # --help shows them required
+    for a in needed:
+        a.required = False
     ns, rest = parser.parse_known_args(argv)
     if rest:
         first = rest[0]
         if first.startswith("-"):
             raise UsageError(f"unknown flag {first.split('=', 1)[0]}{suggest(first, own)}")
         raise UsageError(f"unexpected argument {first!r} (flags take the form --name VALUE)")
+    missing = [a.option_strings[0] for a in needed if getattr(ns, a.dest) in (None, [])]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     return ns
 
 
