@@ -17,6 +17,8 @@ ATTENTION_CHOICES = ["auto", *kernels.catalog.names()]
 # The extractors' names; pipeline.extractors.REGISTRY is keyed by exactly these (tested).
 EXTRACTORS = ["keyphrases", "summary", "labels", "entities"]
 DTYPES = ["float32", "bfloat16"]
+# Word aggregation of --ner-model entities; pipeline.extractors.ner.STRATEGIES (tested).
+NER_AGGREGATIONS = ["first", "simple", "average", "max"]
 
 
 class UsageError(ValueError):
@@ -142,7 +144,27 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "extract",
         default="",
         type=_checked(extract_list),
-        help=f"comma-separated extractors: {','.join(EXTRACTORS)}",
+        help=f"comma-separated extractors: {','.join(EXTRACTORS)} (entities: emails, URLs, dates, money, phones "
+        "by patterns; people, organisations, places too with --ner-model)",
+    )
+    _flag(
+        parser,
+        "ner-model",
+        metavar="PATH|HUB_ID",
+        help="with --extract entities: a BERT or XLM-RoBERTa token-classification checkpoint (config.json with "
+        "BIO id2label tags such as B-PER, model.safetensors, tokenizer.json) whose entities become "
+        "entity:<TYPE> rows, e.g. a CoNLL-2003 model such as dslim/bert-base-NER; a folder, gs:// prefix or "
+        "hub id ORG/NAME[@REVISION]. Without it, entities are the patterns only. A checkpoint without "
+        "safetensors or tokenizer.json: save one with transformers' save_pretrained (see docs/ner.md)",
+    )
+    _flag(
+        parser,
+        "ner-aggregation",
+        default=NER_AGGREGATIONS[0],
+        choices=NER_AGGREGATIONS,
+        help="how --ner-model tokens become entities, as the transformers token-classification pipeline's "
+        "aggregation_strategy: first (default: a word takes its first token's label), simple (token by token), "
+        "average, max",
     )
     _flag(
         parser,

@@ -9,18 +9,20 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 
-from pipeline.core.records import SegmentVector
+from pipeline.core.records import Segment, SegmentVector
 from pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from pipeline.cost.metering import StageMeter
 from pipeline.encode.packing import PackedBatch
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings, shared_runtime
+from pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings, shared_runtime
 from pipeline.io import storage
 
 log = logging.getLogger("docbeam.encoder")
 
 
-class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRuntime]):
-    """Input: packed batches (already fixed-shape). Output: one SegmentVector per segment.
+class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
+    """Input: packed batches (already fixed-shape). Output: one SegmentVector per segment; for a
+    token classifier (--ner-model), one (Segment, [n_tokens, labels] probabilities) per segment,
+    metered as its own stage.
 
     Packing happens upstream, so RunInference must not batch again: one packed batch per call.
 
@@ -35,6 +37,9 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
     def __init__(self, settings: EncoderSettings):
         super().__init__()
         self.settings = settings
+        classify = settings.task == TOKEN_CLASSIFICATION
+        self.stage = "ner_encode" if classify else "encode"
+        self._unpack = _token_scores if classify else _unpack
         self._meter: StageMeter | None = None
         self._watches: dict[str, MemWatch] | None = None
         self._last = None
@@ -44,13 +49,13 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
         _count_storage_retries()
         runtime, loaded = shared_runtime(self.settings)
         if loaded:
-            StageMeter("encode").add(model_loads=1)
+            StageMeter(self.stage).add(model_loads=1)
         return runtime
 
     def run_inference(
         self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
-    ) -> Iterable[list[SegmentVector]]:
-        meter = self._meter = self._meter or StageMeter("encode")
+    ) -> Iterable[list]:
+        meter = self._meter = self._meter or StageMeter(self.stage)
         results = []
         for b in batch:
             with meter.timed():
@@ -63,7 +68,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
     def _finish(self, model: EncoderRuntime, job, meter: StageMeter) -> list[SegmentVector]:
         out, kernel, stats = model.finish(job)
         b = job.batch
-        vectors = _unpack(b, out, kernel)
+        vectors = self._unpack(b, out, kernel)
         real = b.real_tokens
         meter.add(
             elements_in=len(b.slots),
@@ -109,7 +114,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list[SegmentVector], EncoderRunti
         return sum(b.tokens.nbytes for b in batch)
 
     def get_metrics_namespace(self) -> str:
-        return "docbeam.encode"
+        return f"docbeam.{self.stage}"
 
     def batch_elements_kwargs(self) -> dict:
         return {"min_batch_size": 1, "max_batch_size": 1}
@@ -145,3 +150,12 @@ def _unpack(batch: PackedBatch, vectors: np.ndarray, attention: str) -> list[Seg
         )
         for row, sid, s in batch.slots
     ]
+
+
+def _token_scores(batch: PackedBatch, scores: np.ndarray, attention: str) -> list[tuple[Segment, np.ndarray]]:
+    """Each segment with the label probabilities of its own tokens (special tokens included)."""
+    out = []
+    for row, sid, s in batch.slots:
+        at = int(np.flatnonzero(batch.segment_ids[row] == sid)[0])
+        out.append((s, scores[row, at : at + s.n_tokens].copy()))
+    return out

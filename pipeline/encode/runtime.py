@@ -19,6 +19,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import kernels
 from model import embed_segments, load_checkpoint
+from model.token_classification import load_classifier, read_labels, token_scores
 from pipeline.cost import progress
 from pipeline.encode.packing import PackedBatch, PackSpec
 from pipeline.io.checkpoints import checkpoint_dir
@@ -26,6 +27,7 @@ from pipeline.io.checkpoints import checkpoint_dir
 log = logging.getLogger("docbeam.encoder")
 
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
+EMBED, TOKEN_CLASSIFICATION = "embed", "token_classification"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,9 @@ class EncoderSettings:
     pack: PackSpec
     profile_dir: str | None = None  # capture a profiler trace of PROFILE_BATCHES batches here
     leak_threshold_mb: int = 256  # memory growth after warm-up that counts as a leak
+    # EMBED: one vector per segment [rows, slots, dim]; TOKEN_CLASSIFICATION: label
+    # probabilities per token [rows, seq_len, labels] (--ner-model)
+    task: str = EMBED
 
 
 PROFILE_BATCHES = 3
@@ -60,6 +65,10 @@ class EncoderRuntime:
         # gs:// checkpoints are downloaded once per worker machine and sha256-checked.
         self.checkpoint, params = load_checkpoint(checkpoint_dir(settings.model, settings.model_sha256))
         cfg = self.checkpoint.config
+        self.labels: tuple[str, ...] = ()
+        if settings.task == TOKEN_CLASSIFICATION:
+            self.labels = read_labels(self.checkpoint.path)
+            params["classifier"] = load_classifier(self.checkpoint.path, len(self.labels), cfg.hidden)
         if settings.pack.seq_len > cfg.max_positions:
             raise ValueError(f"--max-seq-len {settings.pack.seq_len} exceeds the model's {cfg.max_positions} positions")
         self.settings = settings
@@ -103,6 +112,12 @@ class EncoderRuntime:
 
     def _jit(self, attend):
         cfg = self.checkpoint.config
+        if self.settings.task == TOKEN_CLASSIFICATION:
+
+            def scores(p, tokens, seg, pos, pool, *, slots: int):
+                return token_scores(p, cfg, tokens, seg, pos, attend=attend)
+
+            return jax.jit(scores, static_argnames=("slots",))
 
         def run(p, tokens, seg, pos, pool, *, slots: int):
             # Every vector leaves L2-normalised (the output contract), whatever the checkpoint's
@@ -176,8 +191,9 @@ class EncoderRuntime:
         return InFlight(batch, self.dispatch(batch, stats), stats)
 
     def finish(self, job: "InFlight") -> tuple[np.ndarray, str, "EncodeStats"]:
-        """Wait for a started batch: [rows, max_segments, dim] float32, the kernel that computed
-        it, and its stats (device seconds: the time the host waited for the device)."""
+        """Wait for a started batch: [rows, max_segments, dim] float32 (token classification:
+        [rows, seq_len, labels]), the kernel that computed it, and its stats (device seconds:
+        the time the host waited for the device)."""
         batch, stats = job.batch, job.stats
         t0 = time.perf_counter()
         out = np.asarray(jax.block_until_ready(job.result), dtype=np.float32)[: batch.shape[0]]

@@ -15,7 +15,7 @@ from pipeline.core.records import Segment
 from pipeline.core.tables import ERRORS
 from pipeline.encode.handler import EncoderHandler
 from pipeline.extractors import SHARED_UID
-from pipeline.graph import reuse, sinks
+from pipeline.graph import ner, reuse, sinks
 from pipeline.graph.dofns import Assemble, ChunkDocuments, KnownFile, MatchGlob, PackSegments, ParseFile, text_kib
 from pipeline.graph.plan import JobPlan
 from pipeline.io.checkpoints import checkpoint_dir
@@ -72,7 +72,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     outputs = {
         tables.DOCUMENTS: assembled.documents,
         tables.CHUNKS: assembled[Assemble.CHUNKS],
-        tables.EXTRACTIONS: assembled[Assemble.EXTRACTIONS],
+        tables.EXTRACTIONS: ner.with_entities(assembled[Assemble.EXTRACTIONS], docs, assembled.documents, plan),
     }
     for table, rows in copied.items():  # documents copied from --reuse join the encoded ones
         outputs[table] = (outputs[table], rows) | f"With{table.capitalize()}Reused" >> beam.Flatten()

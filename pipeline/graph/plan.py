@@ -25,6 +25,20 @@ class Reuse:
 
 
 @dataclass(frozen=True)
+class NerPlan:
+    """--ner-model, resolved at launch: a token classifier run over its own windows (the chunks'
+    character spans in its tokens) by a second encoder pass."""
+
+    encoder: EncoderSettings  # task token_classification, its own pack spec
+    windowing: Windowing  # the classifier's window (a chunk's span longer than it is split again)
+    config: EncoderConfig  # the classifier's encoder, read once by the launcher
+    labels: tuple[str, ...]  # config.json id2label, by label id
+    aggregation: str  # pipeline.extractors.ner.STRATEGIES
+    model_name: str
+    weights_sha256: str
+
+
+@dataclass(frozen=True)
 class JobPlan:
     """Everything the graph needs, resolved by the launcher before the job starts."""
 
@@ -51,6 +65,7 @@ class JobPlan:
     dtype_reason: str = ""  # why the encoder runs in its dtype (--dtype auto decides per platform)
     prompt_name: str | None = None
     frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)
+    ner: NerPlan | None = None  # --ner-model: entities from a token classifier (with --extract entities)
 
     @property
     def pack(self) -> PackSpec:

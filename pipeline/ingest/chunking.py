@@ -42,6 +42,11 @@ CHUNKING_VERSION = 2
 INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4
 
 
+def default_stride(max_seq_len: int) -> int:
+    """--stride when not given: 32 tokens, an eighth of the window for windows under 256."""
+    return min(32, max_seq_len // 8)
+
+
 @dataclass(frozen=True)
 class Windowing:
     max_seq_len: int = 256  # tokens per window, the model's special tokens included

@@ -49,8 +49,9 @@ class HubCheckpoint:
         return f"{self.repo_id}@{self.revision}"
 
 
-def resolve(spec: str, cache_dir: Path | None = None) -> HubCheckpoint:
-    """The local snapshot of `spec`: from the cache, else downloaded (where the network allows)."""
+def resolve(spec: str, cache_dir: Path | None = None, flag: str = "--model") -> HubCheckpoint:
+    """The local snapshot of `spec`: from the cache, else downloaded (where the network allows).
+    `flag` names the option in errors (--model, --ner-model)."""
     from huggingface_hub import constants, snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -62,17 +63,17 @@ def resolve(spec: str, cache_dir: Path | None = None) -> HubCheckpoint:
         if constants.HF_HUB_OFFLINE:
             where = cache_dir or constants.HF_HUB_CACHE
             raise CheckpointError(
-                f"--model {spec}: not in the Hugging Face cache ({where}) and HF_HUB_OFFLINE is set; "
+                f"{flag} {spec}: not in the Hugging Face cache ({where}) and HF_HUB_OFFLINE is set; "
                 f"download it where the network allows (`hf download {repo_id}`) or pass a local directory"
             ) from None
         try:
             path = snapshot_download(repo_id, **kwargs)
         except Exception as exc:  # network, auth, missing repo: one line naming the model
-            raise CheckpointError(f"--model {spec}: cannot fetch it from the Hugging Face hub: {exc}") from exc
+            raise CheckpointError(f"{flag} {spec}: cannot fetch it from the Hugging Face hub: {exc}") from exc
     path = Path(path)
     if not (path / "model.safetensors").exists():
         raise CheckpointError(
-            f"--model {spec}: no model.safetensors at revision {path.name} (docbeam loads safetensors only, "
+            f"{flag} {spec}: no model.safetensors at revision {path.name} (docbeam loads safetensors only, "
             "never pickled weights)"
         )
     return HubCheckpoint(repo_id, path.name, path)

@@ -129,6 +129,7 @@ def build(
             "dtype": plan.encoder.dtype,
             "dtype_reason": plan.dtype_reason,
         },
+        **({"ner_model": ner_record(plan.ner)} if plan.ner else {}),
         # What every document's fingerprint hashes besides its text (`--reuse` compares these).
         "settings": {"hash": plan.settings_hash, "values": plan.settings},
         "attention": {**attention, "used_by_workers": check["attention_used"]},
@@ -136,6 +137,20 @@ def build(
         "platform": {"machine": platform.machine(), "system": platform.system(), "devices": devices},
         "options": options,
         "wall_seconds": round(wall_seconds, 3),
+    }
+
+
+def ner_record(ner) -> dict:
+    """--ner-model as run: the checkpoint, its labels and how tokens became entities."""
+    return {
+        "name": ner.model_name,
+        "path": ner.encoder.model,
+        "weights_sha256": ner.weights_sha256,
+        "architecture": ner.config.arch,
+        "labels": list(ner.labels),
+        "aggregation": ner.aggregation,
+        "max_seq_len": ner.windowing.max_seq_len,
+        "dtype": ner.encoder.dtype,
     }
 
 

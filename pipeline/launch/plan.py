@@ -15,16 +15,17 @@ from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOpt
 import kernels
 from model.checkpoint import describe_checkpoint, sha256_of
 from model.config import CheckpointError
+from model.token_classification import load_classifier, read_labels
 from pipeline import extractors
 from pipeline.core import fingerprint, tables
 from pipeline.core.flags import UsageError, extract_list
 from pipeline.core.hardware import catalogue, parse_spec
 from pipeline.encode.packing import PackSpec, default_rows
-from pipeline.encode.runtime import EncoderSettings
+from pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
 from pipeline.extractors.labels import DEFAULT_LABELS
 from pipeline.graph import runners
-from pipeline.graph.plan import JobPlan, Reuse
-from pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
+from pipeline.graph.plan import JobPlan, NerPlan, Reuse
+from pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing, default_stride
 from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
 from pipeline.io import hub, outputs, storage
@@ -155,6 +156,46 @@ def resolve_dtype(requested: str, platform: str) -> tuple[str, str]:
     return "float32", f"float32: {platform.upper()}, where the README's parity figures were measured"
 
 
+def _ner_error(exc: Exception) -> UsageError:
+    text = str(exc)
+    return UsageError(text if text.startswith("--ner-model") else f"--ner-model: {text}")
+
+
+def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
+    """--ner-model resolved like --model (a hub id once, here) and checked before the job: a
+    BERT / XLM-R token classifier with BIO labels and its classifier weights."""
+    if not d.ner_model:
+        return None
+    if "entities" not in kinds:
+        raise UsageError("--ner-model adds to the entities extractor: add --extract entities")
+    path, hub_ckpt = d.ner_model, None
+    try:
+        if hub.is_hub_id(path):
+            hub_ckpt = hub.resolve(path, flag="--ner-model")
+            path = str(hub_ckpt.path)
+        ckpt = describe_checkpoint(checkpoint_dir(path))
+        labels = read_labels(ckpt.path)
+        load_classifier(ckpt.path, len(labels), ckpt.config.hidden)
+        seq = ckpt.config.max_seq_len
+        windowing = Windowing(
+            seq, default_stride(seq) if d.stride is None else d.stride, specials=ckpt.special.count, language=d.language
+        )
+    except (CheckpointError, ValueError) as exc:
+        raise _ner_error(exc) from exc
+    pack = PackSpec(rows=default_rows(seq), seq_len=seq)
+    encoder = EncoderSettings(
+        path,
+        ckpt.weights_sha256,  # workers refuse other weights than the ones planned with
+        d.attention,
+        dtype,
+        pack,
+        leak_threshold_mb=d.leak_threshold_mb,
+        task=TOKEN_CLASSIFICATION,
+    )
+    name = hub_ckpt.name if hub_ckpt else d.ner_model
+    return NerPlan(encoder, windowing, ckpt.config, labels, d.ner_aggregation, name, ckpt.weights_sha256)
+
+
 def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
     d = options.view_as(DocbeamOptions)
     if needs_output and not d.output:
@@ -180,7 +221,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
         frame = Frame.of(ckpt, d.prompt_name)
-        stride = d.stride if d.stride is not None else min(32, max_seq_len // 8)
+        stride = default_stride(max_seq_len) if d.stride is None else d.stride
         windowing = Windowing(max_seq_len, stride, specials=frame.count, language=d.language)
     except (ValueError, CheckpointError) as exc:
         raise UsageError(str(exc)) from exc
@@ -206,6 +247,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         exs = extractors.build(kinds, settings)
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
+    ner = ner_plan(d, kinds, dtype)
     prompt = frame.prompt.name if frame.prompt else None
     # Fewer, longer rows at long windows: the same token budget per batch (packing.py).
     pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
@@ -219,6 +261,11 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
         "prompt": prompt,
     }
+    if ner:  # only with --ner-model: runs without it keep their fingerprints
+        outputs_depend_on["ner"] = {
+            "checkpoint": checkpoint_hash(checkpoint_dir(ner.encoder.model), ner.weights_sha256),
+            "aggregation": ner.aggregation,
+        }
     previous = _previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None
     return JobPlan(
         inputs=inputs,
@@ -248,39 +295,60 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
         input_bytes=sum(size for size, _ in listing.values()),
         prompt_name=prompt,
         frame=frame,
+        ner=ner,
     )
 
 
-def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
-    """A remote runner's workers cannot read a local --model (a hub snapshot included): copy it
-    to <temp_location>/docbeam-models/<sha256> once, and pin the workers to that copy and hash."""
-    if not plan.model_path or "://" in plan.model_path:
-        return plan
+def _staged(path: str | None, sha256: str, flag: str, options: PipelineOptions) -> str | None:
+    """A local checkpoint's copy at <temp_location>/docbeam-models/<sha256> (None: nothing to stage)."""
+    if not path or "://" in path:
+        return None
     temp = options.view_as(GoogleCloudOptions).temp_location
     if not temp or "://" not in temp:
-        raise UsageError("--model is local: a remote runner needs --temp_location gs://... to stage it for workers")
-    staged = stage_checkpoint(Path(plan.model_path), temp, plan.weights_sha256)
-    encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
-    return dataclasses.replace(plan, model_path=staged, encoder=encoder)
+        raise UsageError(f"{flag} is local: a remote runner needs --temp_location gs://... to stage it for workers")
+    return stage_checkpoint(Path(path), temp, sha256)
+
+
+def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
+    """A remote runner's workers cannot read a local --model or --ner-model (a hub snapshot
+    included): copy it to <temp_location>/docbeam-models/<sha256> once, and pin the workers to
+    that copy and hash."""
+    staged = _staged(plan.model_path, plan.weights_sha256, "--model", options)
+    if staged:
+        encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
+        plan = dataclasses.replace(plan, model_path=staged, encoder=encoder)
+    staged = _staged(plan.ner.encoder.model, plan.ner.weights_sha256, "--ner-model", options) if plan.ner else None
+    if staged:
+        encoder = dataclasses.replace(plan.ner.encoder, model=staged, model_sha256=plan.ner.weights_sha256)
+        plan = dataclasses.replace(plan, ner=dataclasses.replace(plan.ner, encoder=encoder))
+    return plan
+
+
+def _kernel_choices(encoder: EncoderSettings, cfg, platform: str) -> tuple[list[dict], dict]:
+    """(one record per row length and attention window, the longest rows' global choice)."""
+    by_length, top = [], {}
+    for n in encoder.pack.lengths:
+        shape = (encoder.pack.rows_for(n), n, cfg.heads, cfg.head_dim)
+        layers = kernels.for_layers(
+            encoder.attention, windows=cfg.windows, platform=platform, shape=shape, dtype=encoder.dtype
+        )
+        by_length += [{"seq_len": n, **r} for r in layers.records(platform)]
+        if n == encoder.pack.seq_len:
+            top = {**layers.choices[None].record(platform), "used": layers.name}
+    return by_length, top
 
 
 def resolve_attention(plan: JobPlan, platform: str | None = None) -> dict:
     """The choices the workers will make, made here first so a bad request fails before the job:
-    one per row length and attention window (`by_length`); the top level states the longest rows'."""
+    one per row length and attention window (`by_length`); the top level states the longest rows'.
+    With --ner-model, its encoder's choices too (`ner_by_length`)."""
     platform = platform or kernels.platform_of_backend()
-    cfg, by_length = plan.config, []
     try:
-        for n in plan.pack.lengths:
-            shape = (plan.pack.rows_for(n), n, cfg.heads, cfg.head_dim)
-            layers = kernels.for_layers(
-                plan.encoder.attention, windows=cfg.windows, platform=platform, shape=shape, dtype=plan.encoder.dtype
-            )
-            by_length += [{"seq_len": n, **r} for r in layers.records(platform)]
-            if n == plan.pack.seq_len:
-                top = {**layers.choices[None].record(platform), "used": layers.name}
+        by_length, top = _kernel_choices(plan.encoder, plan.config, platform)
+        ner = _kernel_choices(plan.ner.encoder, plan.ner.config, platform)[0] if plan.ner else None
     except kernels.KernelUnavailable as exc:
         raise UsageError(str(exc)) from exc
-    return {**top, "by_length": by_length}
+    return {**top, "by_length": by_length, **({"ner_by_length": ner} if ner is not None else {})}
 
 
 def remote_attention(requested: str) -> dict:
