@@ -12,7 +12,7 @@ from pipeline.encode.handler import _token_scores
 from pipeline.encode.packing import Packer, PackSpec, default_rows
 from pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings
 from pipeline.extractors.ner import Entity, WindowReader, document_entities
-from pipeline.ingest.chunking import Frame, Windowing
+from pipeline.ingest.chunking import Frame, Windowing, default_stride
 from pipeline.ingest.ner_windows import Chunker, model_windows
 
 
@@ -20,10 +20,11 @@ def documents(texts: Sequence[str]) -> list[Document]:
     return [Document(uid=f"t#{i}", doc_id=f"t{i}", source="t", row=i, text=t) for i, t in enumerate(texts)]
 
 
-def embedding_chunker(max_seq_len: int = 256, stride: int = 32) -> Chunker:
-    """The default model's chunking: the spans the pipeline's NER windows follow."""
+def embedding_chunker(max_seq_len: int = 256) -> Chunker:
+    """The default model's chunking at the default stride: the spans the pipeline's NER windows follow."""
     ckpt = describe_checkpoint(default_checkpoint_dir())
-    return Chunker(ckpt.tokenizer, Frame(ckpt.special), Windowing(max_seq_len, stride, specials=ckpt.special.count))
+    win = Windowing(max_seq_len, default_stride(max_seq_len), specials=ckpt.special.count)
+    return Chunker(ckpt.tokenizer, Frame(ckpt.special), win)
 
 
 class Docbeam:
