@@ -19,6 +19,9 @@ EXTRACTORS = ["keyphrases", "summary", "labels", "entities"]
 DTYPES = ["float32", "bfloat16"]
 # Word aggregation of --ner-model entities; pipeline.extractors.ner.STRATEGIES (tested).
 NER_AGGREGATIONS = ["first", "simple", "average", "max"]
+# Cosine below which a document gets no label: chosen for the built-in labels and model on the
+# labelled set in tests/extractors/data/ (python -m tests.benchmarks.extraction_quality).
+LABEL_MIN_SCORE = 0.16
 
 
 class UsageError(ValueError):
@@ -181,6 +184,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         choices=["document", "first-window"],
         help="rank keyphrases against the whole document (default) or its first window, as KeyBERT does",
     )
+    _flag(parser, "keyphrase-top-n", type=positive_int, default=5, help="keyphrases per document (default 5)")
     _flag(parser, "summary-sentences", type=positive_int, default=3, help="sentences per summary (default 3)")
     # Not --labels: Beam already owns that flag (Dataflow job labels).
     _flag(
@@ -188,6 +192,22 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "label-file",
         metavar="FILE",
         help="labels for the `labels` extractor: JSON or YAML mapping label -> description(s)",
+    )
+    _flag(
+        parser,
+        "label-top-k",
+        type=positive_int,
+        default=1,
+        help="labels per document at most, best first (default 1)",
+    )
+    _flag(
+        parser,
+        "label-min-score",
+        type=float,
+        default=LABEL_MIN_SCORE,
+        metavar="COSINE",
+        help=f"documents whose best label scores below this get no label (default {LABEL_MIN_SCORE}, "
+        "chosen for the built-in labels; see docs/extractions.md)",
     )
     _flag(
         parser,

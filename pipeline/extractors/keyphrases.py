@@ -3,13 +3,19 @@
 Candidates are what KeyBERT's default CountVectorizer yields (lower-cased `\\w\\w+` words,
 English stop words removed, n-grams over the remaining words), each embedded as its own
 short segment; they are ranked by cosine to the document embedding with Maximal Marginal
-Relevance for diversity (KeyBERT's `use_mmr=True`). The span is the first occurrence.
-Differences from KeyBERT, on purpose: by default the document embedding covers the whole
-text (all windows), not its first 256 tokens (`--keyphrase-reference first-window` ranks as
-KeyBERT does); a huge document keeps its `max_candidates` most frequent candidates.
+Relevance for diversity (KeyBERT's `use_mmr=True`).
+Differences from KeyBERT, on purpose:
+- an n-gram never crosses a sentence boundary (the shared segmenter, `--language`): "... Macron.
+  The company ..." yields no `macron company`;
+- the value keeps the document's casing at the phrase's first occurrence (`Emmanuel Macron`),
+  whose span it gives; phrases are still told apart case-insensitively, as KeyBERT does;
+- by default the document embedding covers the whole text (all windows), not its first 256
+  tokens (`--keyphrase-reference first-window` ranks as KeyBERT does);
+- a huge document keeps its `max_candidates` most frequent candidates.
 """
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,23 +23,36 @@ from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from pipeline.extractors.base import Extractor, row
 from pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
 from pipeline.ingest.chunking import encode_short
+from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 WORD = re.compile(r"(?u)\b\w\w+\b")
 
 
-def candidates(text: str, ngrams: tuple[int, int] = (1, 2), stop_words=ENGLISH_STOP_WORDS) -> dict[str, tuple]:
-    """phrase -> (start_char, end_char, count), phrases in alphabetical order."""
-    words = [(m.group().lower(), m.start(), m.end()) for m in WORD.finditer(text)]
-    words = [w for w in words if w[0] not in stop_words]
-    found: dict[str, list] = {}
-    for n in range(ngrams[0], ngrams[1] + 1):
-        for i in range(len(words) - n + 1):
-            phrase = " ".join(w[0] for w in words[i : i + n])
-            if phrase in found:
-                found[phrase][2] += 1
-            else:
-                found[phrase] = [words[i][1], words[i + n - 1][2], 1]
-    return {p: tuple(found[p]) for p in sorted(found)}
+@dataclass(slots=True)
+class Candidate:
+    start: int  # span of the first occurrence
+    end: int
+    value: str  # its words as the document writes them there
+    count: int
+
+
+def candidates(
+    text: str, ngrams: tuple[int, int] = (1, 2), stop_words=ENGLISH_STOP_WORDS, language: str = DEFAULT_LANGUAGE
+) -> dict[str, Candidate]:
+    """lower-cased phrase -> Candidate, phrases in alphabetical order (as CountVectorizer's
+    vocabulary), n-grams formed within each sentence only."""
+    found: dict[str, Candidate] = {}
+    for sent in sentences(text, language):
+        words = [m for m in WORD.finditer(text, sent.start, sent.end) if m.group().lower() not in stop_words]
+        for n in range(ngrams[0], ngrams[1] + 1):
+            for i in range(len(words) - n + 1):
+                gram = words[i : i + n]
+                phrase = " ".join(w.group().lower() for w in gram)
+                if phrase in found:
+                    found[phrase].count += 1
+                else:
+                    found[phrase] = Candidate(gram[0].start(), gram[-1].end(), " ".join(w.group() for w in gram), 1)
+    return {p: found[p] for p in sorted(found)}
 
 
 def mmr(doc: np.ndarray, vectors: np.ndarray, top_n: int, diversity: float) -> list[int]:
@@ -60,20 +79,24 @@ class Keyphrases(Extractor):
         diversity: float = 0.5,
         max_candidates: int = 1000,
         reference: str = "document",
+        language: str = DEFAULT_LANGUAGE,
     ):
         if not 1 <= ngrams[0] <= ngrams[1]:
             raise ValueError(f"bad n-gram range {ngrams}")
+        if top_n < 1:
+            raise ValueError(f"keyphrase top-n {top_n}: must be at least 1")
         if reference not in ("document", "first-window"):
             raise ValueError(f"keyphrase reference {reference!r}: choose document or first-window")
         self.ngrams, self.top_n, self.diversity, self.max_candidates = ngrams, top_n, diversity, max_candidates
-        self.reference = reference
+        self.reference, self.language = reference, language
 
     def candidates(self, doc: Document, tokenizer, special, max_seq_len: int) -> list[Segment]:
-        found = candidates(doc.text, self.ngrams)
+        found = candidates(doc.text, self.ngrams, language=self.language)
         if len(found) > self.max_candidates:
-            keep = sorted(found, key=lambda p: (-found[p][2], p))[: self.max_candidates]
+            keep = sorted(found, key=lambda p: (-found[p].count, p))[: self.max_candidates]
             found = {p: found[p] for p in sorted(keep)}
         phrases = list(found)
+        # The lower-cased phrase is what gets embedded, as KeyBERT does; the row shows the value.
         ids = encode_short(phrases, tokenizer, special, max_seq_len) if phrases else []
         return [
             Segment(
@@ -81,10 +104,10 @@ class Keyphrases(Extractor):
                 doc_id=doc.doc_id,
                 kind=self.name,
                 index=i,
-                start_char=found[p][0],
-                end_char=found[p][1],
+                start_char=found[p].start,
+                end_char=found[p].end,
                 ids=tok_ids,
-                text=p,
+                text=found[p].value,
             )
             for i, (p, tok_ids) in enumerate(zip(phrases, ids))
         ]

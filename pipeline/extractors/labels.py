@@ -3,7 +3,9 @@
 A label file (JSON or YAML) maps each label to one or more descriptions; a prototype is
 the normalised mean of the embeddings of the label's name and its descriptions. The descriptions are embedded once per
 run, in the same encoder pass as the documents (run-wide "shared" segments), never per
-document. Each document gets its best label, plus any label within `margin` of it.
+document. Each document gets its `top_k` best labels among those scoring at least
+`min_score`; a document no label reaches gets no label row (zero-shot with a small model
+should say "none of these" rather than guess).
 """
 
 import json
@@ -12,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from pipeline.core.flags import LABEL_MIN_SCORE
 from pipeline.core.records import DocInfo, Segment, SegmentVector
 from pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError, row
 from pipeline.ingest.chunking import encode_short
@@ -48,9 +51,13 @@ def load_labels(path: str | Path | None) -> dict[str, list[str]]:
 class Labels(Extractor):
     name = "labels"
 
-    def __init__(self, labels_file: str | None = None, margin: float = 0.02, max_labels: int = 3):
+    def __init__(self, labels_file: str | None = None, min_score: float = LABEL_MIN_SCORE, top_k: int = 1):
+        if top_k < 1:
+            raise ValueError(f"label top-k {top_k}: must be at least 1")
+        if not -1 <= min_score <= 1:
+            raise ValueError(f"label min-score {min_score}: a cosine, in [-1, 1]")
         self.labels = load_labels(labels_file)
-        self.margin, self.max_labels = margin, max_labels
+        self.min_score, self.top_k = min_score, top_k
 
     def shared_segments(self, tokenizer, special, max_seq_len: int) -> list[Segment]:
         pairs = [(label, d) for label, descs in self.labels.items() for d in [label, *descs]]
@@ -76,6 +83,6 @@ class Labels(Extractor):
             protos[names.index(v.text)] += v.vector
         protos /= np.maximum(np.linalg.norm(protos, axis=1, keepdims=True), 1e-12)
         scores = protos @ embedding.astype(np.float64)
-        order = np.argsort(-scores)
-        keep = [i for i in order[: self.max_labels] if scores[i] >= scores[order[0]] - self.margin]
+        order = np.argsort(-scores, kind="stable")
+        keep = [i for i in order[: self.top_k] if scores[i] >= self.min_score]
         return [row(info.doc_id, "label", names[i], scores[i], None, None) for i in keep]

@@ -1,45 +1,31 @@
 """Extractive summary: the document's most central sentences, in document order.
 
-Centrality is the cosine of a sentence's embedding to the document embedding. Sentences are
-split on end punctuation followed by a capital, digit or quote, and on line breaks.
+Centrality is the cosine of a sentence's embedding to the document embedding. Sentences come
+from the shared segmenter (abbreviations such as "Dr." and hard-wrapped lines are not
+boundaries), over the document's prose only: code, prompts and tracebacks are never
+candidates (prose.py).
 """
-
-import re
 
 import numpy as np
 
 from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from pipeline.extractors.base import Extractor, row
+from pipeline.extractors.prose import prose_sentences
 from pipeline.ingest.chunking import encode_short
+from pipeline.ingest.sentences import DEFAULT_LANGUAGE
 
-BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[“‘]?[A-Z0-9])|\n+")
-
-
-def sentences(text: str, min_words: int = 3) -> list[tuple[int, int]]:
-    """(start, end) character spans of the sentences, whitespace trimmed."""
-    spans, start = [], 0
-    for m in BOUNDARY.finditer(text):
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    out = []
-    for s, e in spans:
-        piece = text[s:e]
-        s += len(piece) - len(piece.lstrip())
-        e -= len(piece) - len(piece.rstrip())
-        if len(text[s:e].split()) >= min_words:
-            out.append((s, e))
-    return out
+MIN_WORDS = 3  # shorter "sentences" (labels, "See below.") do not summarise anything
 
 
 class Summary(Extractor):
     name = "summary"
 
-    def __init__(self, top_k: int = 3, max_sentences: int = 512):
-        self.top_k, self.max_sentences = top_k, max_sentences
+    def __init__(self, top_k: int = 3, max_sentences: int = 512, language: str = DEFAULT_LANGUAGE):
+        self.top_k, self.max_sentences, self.language = top_k, max_sentences, language
 
     def candidates(self, doc: Document, tokenizer, special, max_seq_len: int) -> list[Segment]:
-        spans = sentences(doc.text)[: self.max_sentences]
+        spans = [(s, e) for s, e in prose_sentences(doc.text, self.language) if len(doc.text[s:e].split()) >= MIN_WORDS]
+        spans = spans[: self.max_sentences]
         texts = [doc.text[s:e] for s, e in spans]
         ids = encode_short(texts, tokenizer, special, max_seq_len) if texts else []
         return [

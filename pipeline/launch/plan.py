@@ -239,9 +239,14 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
             raise UsageError(f"--keyphrase-ngrams {d.keyphrase_ngrams!r}: expected MIN,MAX, e.g. 1,2") from None
         lo, hi = 1, 2
     settings = {
-        "labels": {"labels_file": d.label_file},
-        "keyphrases": {"ngrams": (lo, hi), "reference": d.keyphrase_reference},
-        "summary": {"top_k": d.summary_sentences},
+        "labels": {"labels_file": d.label_file, "top_k": d.label_top_k, "min_score": d.label_min_score},
+        "keyphrases": {
+            "ngrams": (lo, hi),
+            "reference": d.keyphrase_reference,
+            "top_n": d.keyphrase_top_n,
+            "language": d.language,
+        },
+        "summary": {"top_k": d.summary_sentences, "language": d.language},
     }
     try:
         exs = extractors.build(kinds, settings)

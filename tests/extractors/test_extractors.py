@@ -7,10 +7,12 @@ import pytest
 
 from pipeline.core.records import DocInfo, Document, SegmentVector
 from pipeline.extractors import ExtractorError, build
-from pipeline.extractors.entities import find_entities
 from pipeline.extractors.keyphrases import Keyphrases, candidates, mmr
-from pipeline.extractors.labels import load_labels
-from pipeline.extractors.summary import sentences
+from pipeline.extractors.labels import Labels, load_labels
+from pipeline.extractors.patterns import find_entities
+from pipeline.extractors.prose import prose_sentences
+from pipeline.extractors.summary import Summary
+from pipeline.ingest.sentences import sentences
 
 INVOICE = (
     "Invoice #1042 from Northwind Traders. Amount due: $1,250.00 by 2026-01-15. Questions? Write to "
@@ -46,18 +48,35 @@ def test_entities_do_not_fire_on_plain_numbers():
     assert find_entities("Version 3.11 has 42 new features and runs 2x faster in 2026.") == []
 
 
-def test_keyphrase_candidates_follow_countvectorizer():
+def test_keyphrase_candidates_follow_countvectorizer_within_sentences():
     from sklearn.feature_extraction.text import CountVectorizer
 
-    text = "The quick brown fox jumps over the lazy dog; the dog sleeps. Foxes are quick!"
+    text = "The quick brown Fox jumps over the lazy dog; the dog sleeps. Foxes are quick! Dogs sleep."
     ours = candidates(text, (1, 2))
-    cv = CountVectorizer(ngram_range=(1, 2), stop_words="english").fit([text])
-    assert list(ours) == list(cv.get_feature_names_out())
-    s, e, n = ours["lazy dog"]
-    assert text[s:e] == "lazy dog" and n == 1
-    s, e, _ = ours["jumps lazy"]  # n-grams skip removed stop words, as sklearn's do
-    assert text[s:e] == "jumps over the lazy"
-    assert ours["quick"][2] == 2 and text[ours["quick"][0] : ours["quick"][1]] == "quick"
+    sents = [text[s.start : s.end] for s in sentences(text)]
+    assert len(sents) == 3
+    # CountVectorizer's vocabulary of each sentence on its own, together
+    vocab = set()
+    for sent in sents:
+        vocab |= set(CountVectorizer(ngram_range=(1, 2), stop_words="english").fit([sent]).get_feature_names_out())
+    assert list(ours) == sorted(vocab)
+    assert "sleeps foxes" not in ours and "quick dogs" not in ours  # would cross a sentence boundary
+    c = ours["lazy dog"]
+    assert text[c.start : c.end] == "lazy dog" and c.count == 1
+    c = ours["jumps lazy"]  # n-grams skip removed stop words, as sklearn's do
+    assert text[c.start : c.end] == "jumps over the lazy" and c.value == "jumps lazy"
+    assert ours["quick"].count == 2 and text[ours["quick"].start : ours["quick"].end] == "quick"
+    assert ours["brown fox"].value == "brown Fox"  # the document's casing
+
+
+def test_keyphrase_candidates_do_not_cross_sentences_and_keep_first_casing():
+    text = "Officials met Emmanuel Macron. The company said it would invest. Later the COMPANY grew, said Dr. Smith."
+    found = candidates(text)
+    assert "macron company" not in found and "invest later" not in found
+    assert found["emmanuel macron"].value == "Emmanuel Macron"
+    assert found["company"].value == "company" and found["company"].count == 2  # first occurrence wins
+    assert found["dr smith"].value == "Dr Smith"  # "Dr." is not a sentence end
+    assert text[found["dr smith"].start : found["dr smith"].end] == "Dr. Smith"
 
 
 def test_mmr_matches_keybert():
@@ -104,17 +123,38 @@ def test_keyphrase_rows_are_ordered_by_score_with_spans():
     assert rows[0]["value"] == "alpha" and (rows[0]["start_char"], rows[0]["end_char"]) == (0, 5)
 
 
-def test_sentences_spans():
-    text = 'First sentence here. "Quoted start" follows! Is it 3 p.m.? Yes.\nA new line starts here\n\nAnd another one.'
-    spans = sentences(text)
-    got = [text[s:e] for s, e in spans]
+def test_summary_sentences_are_prose_only():
+    text = (
+        "json.dumps(obj) -> str\n\n"
+        "    Serialize obj to a JSON formatted str. Dr. Smith wrote this function in\n"
+        "    the spring of 2009.\n\n"
+        "    >>> json.dumps([1, 2, 3])\n"
+        "    '[1, 2, 3]'\n"
+        "    >>> json.dumps({'a': 1},\n"
+        "    ...            indent=2)\n\n"
+        "    Traceback (most recent call last):\n"
+        '      File "<stdin>", line 1, in <module>\n'
+        "    TypeError: Object of type set is not JSON serializable\n\n"
+        "## Install it\n"
+        "$ pip install simplejson\n\n"
+        "```\nx = compute(1, 2). Not a sentence either.\n```\n"
+        "If indent is a non-negative integer, array elements are pretty-printed."
+    )
+    got = [text[s:e] for s, e in prose_sentences(text)]
     assert got == [
-        "First sentence here.",
-        '"Quoted start" follows!',
-        "Is it 3 p.m.?",
-        "A new line starts here",
-        "And another one.",
+        "Serialize obj to a JSON formatted str.",
+        "Dr. Smith wrote this function in\n    the spring of 2009.",  # "Dr." and the hard wrap
+        "If indent is a non-negative integer, array elements are pretty-printed.",
     ]
+
+
+def test_summary_picks_central_prose_sentences_in_order():
+    info = doc_info(n_chars=100, n_tokens=20, n_chunks=1, n_segments=4)
+    doc_vec = np.array([1.0, 0, 0])
+    vecs = [np.array(v) / np.linalg.norm(v) for v in ([0.2, 1, 0], [1, 0.1, 0], [0.9, 0.3, 0.1], [0, 0, 1])]
+    vs = _vectors("summary", [("a b c", 0, 5), ("d e f", 6, 11), ("g h i", 12, 17), ("j k l", 18, 23)], vecs)
+    rows = Summary(top_k=2).extract(info, doc_vec, vs, [], [doc_vec])
+    assert [r["value"] for r in rows] == ["d e f", "g h i"]  # the two closest, in document order
 
 
 def test_no_sentences_and_no_candidates_yield_no_rows():
@@ -123,7 +163,7 @@ def test_no_sentences_and_no_candidates_yield_no_rows():
     info = doc_info(n_chars=2, n_tokens=1, n_chunks=1, n_segments=1)
     assert Summary().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
     assert Keyphrases().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
-    assert sentences("ok") == [] and candidates("a an the of") == {}
+    assert prose_sentences("") == [] and candidates("a an the of") == {}
     doc = Document(uid="u", doc_id="d", source="s", row=0, text="the of and")
     assert Keyphrases().candidates(doc, None, None, 256) == []
 
@@ -162,3 +202,82 @@ def test_entities_scale_linearly():
     t0 = time.perf_counter()
     found = find_entities(text)
     assert len(found) == 30_000 and time.perf_counter() - t0 < 5
+
+
+def _label_shared(labels: dict[str, list[str]], vectors: dict[str, np.ndarray]) -> list[SegmentVector]:
+    """Shared segments as the encoder would return them: one per name/description, text = label."""
+    pairs = [(label, d) for label, descs in labels.items() for d in [label, *descs]]
+    return [
+        SegmentVector(
+            uid="__shared__",
+            doc_id="__shared__",
+            kind="labels",
+            index=i,
+            start_char=0,
+            end_char=0,
+            n_tokens=3,
+            vector=vectors[label],
+            attention="native",
+            text=label,
+        )
+        for i, (label, _) in enumerate(pairs)
+    ]
+
+
+@pytest.mark.parametrize(
+    "min_score, top_k, expected",
+    [
+        (-1.0, 1, ["cats"]),
+        (-1.0, 2, ["cats", "dogs"]),
+        (-1.0, 5, ["cats", "dogs", "fish"]),
+        (0.5, 3, ["cats", "dogs"]),
+        (0.99, 3, []),  # below the floor: no label row at all
+    ],
+)
+def test_labels_top_k_and_min_score(tmp_path, min_score, top_k, expected):
+    labels = {"cats": ["pictures of cats"], "dogs": ["dog photos"], "fish": ["aquariums"]}
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(labels))
+    vectors = {"cats": np.array([1.0, 0, 0]), "dogs": np.array([0.6, 0.8, 0]), "fish": np.array([0, 0, 1.0])}
+    doc = np.array([0.9, 0.3, 0.1])
+    doc /= np.linalg.norm(doc)
+    ex = Labels(str(path), min_score=min_score, top_k=top_k)
+    rows = ex.extract(
+        doc_info(n_chars=1, n_tokens=1, n_chunks=1, n_segments=1), doc, [], _label_shared(labels, vectors), []
+    )
+    assert [r["value"] for r in rows] == expected
+    assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
+    assert all(r["score"] >= min_score for r in rows)
+
+
+def test_extractor_settings_are_checked():
+    with pytest.raises(ValueError, match="top-k"):
+        Labels(None, top_k=0)
+    with pytest.raises(ValueError, match="min-score"):
+        Labels(None, min_score=1.5)
+    with pytest.raises(ValueError, match="top-n"):
+        Keyphrases(top_n=0)
+    (ex,) = build(["keyphrases"], {"keyphrases": {"top_n": 2, "language": "de"}})
+    assert ex.top_n == 2 and ex.language == "de"
+
+
+def test_flags_reach_the_extractors(tmp_path):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.core.flags import LABEL_MIN_SCORE
+    from pipeline.launch.plan import make_plan
+    from tests.helpers import SAMPLES
+
+    def plan(*flags):
+        argv = ["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path), *flags]
+        return {ex.name: ex for ex in make_plan(PipelineOptions(argv)).extractors}
+
+    exs = plan("--extract", "keyphrases,summary,labels")
+    assert (exs["keyphrases"].top_n, exs["labels"].top_k, exs["labels"].min_score) == (5, 1, LABEL_MIN_SCORE)
+    assert exs["summary"].language == exs["keyphrases"].language == "en"
+    exs = plan(
+        "--extract", "keyphrases,summary,labels", "--keyphrase-top-n", "7", "--label-top-k", "2",
+        "--label-min-score", "-0.5", "--language", "de",
+    )  # fmt: skip
+    assert (exs["keyphrases"].top_n, exs["labels"].top_k, exs["labels"].min_score) == (7, 2, -0.5)
+    assert exs["summary"].language == exs["keyphrases"].language == "de"

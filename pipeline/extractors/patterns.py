@@ -1,0 +1,203 @@
+"""Entities by deterministic patterns: URLs, emails, dates, money amounts, phone numbers.
+
+Each type is a regular expression for its candidates plus a check of what a regular
+expression cannot say well (a month is 1-12; a phone number is written like one). Types are
+tried in priority order (url, email, date, money, phone); a span claimed by one is not matched
+again by a later one, so `2026-01-15` is a date and never a phone.
+
+Phone numbers are where naive patterns misfire: copyright year ranges (`1995-2022`),
+regulation and section numbers (`252.227-7013`, `4.2.1`), versions (`2.6.32-754`), ISBNs and
+postcodes are all digit groups with separators. So a digit run counts as a phone number only
+when it is written the way people write phone numbers: with an international prefix
+(`+44 ...`, `0044 ...`), as a North American number (`(415) 555-0134`, `415.555.0134`,
+`1-800-555-0199`: area code and exchange starting 2-9, one separator style), or right after a
+word that announces one (`Tel:`, `call`, `fax`, ...).
+Pure: no Beam, no model.
+"""
+
+import calendar
+import re
+from collections.abc import Callable, Iterator
+
+Span = tuple[int, int]
+
+# --- url -------------------------------------------------------------------------------------
+# Brackets are never part of a URL here (markdown's `[text](url)` runs them together);
+# parentheses are, when balanced (`.../Mercury_(planet)`).
+URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`\[\]{}]+")
+TRAILING = ".,;:!?*_~"
+
+
+def _urls(text: str) -> Iterator[Span]:
+    if "://" not in text and "www." not in text:
+        return
+    for m in URL.finditer(text):
+        s, e = m.span()
+        while e > s:
+            last = text[e - 1]
+            if last in TRAILING or (last == ")" and text.count("(", s, e) < text.count(")", s, e)):
+                e -= 1
+            else:
+                break
+        if e - s > len("www.") + 3:
+            yield s, e
+
+
+# --- email -----------------------------------------------------------------------------------
+# The domain is atomic so `git@github.com:owner/repo.git` (an SSH address) is refused whole
+# rather than shortened to something that looks like an email.
+EMAIL = re.compile(
+    r"(?<![\w.+-])[\w+-]+(?:\.[\w+-]+)*@(?>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w@-]|:[\w/])"
+)
+
+
+def _emails(text: str) -> Iterator[Span]:
+    if "@" not in text:
+        return
+    for m in EMAIL.finditer(text):
+        yield m.span()
+
+
+# --- date ------------------------------------------------------------------------------------
+# A date names a day or a month of a year, or a day of a month. Years alone, year ranges,
+# quarters, seasons and bare month names are not dates here.
+MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+MONTH_ABBR = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
+DAYS = rf"{DAY}(?:\s?[-–]\s?{DAY})?"  # 9-11 October
+YEAR = r"(?:1\d|2[01])\d{2}(?!\d)"
+TIME = r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+DATE = re.compile(
+    r"(?=[\dJFMASOND])(?:"
+    + "|".join(
+        [
+            rf"(?<![\d.])\d{{4}}([-/.])\d{{2}}\1\d{{2}}{TIME}(?![\d.]\d|\d)",  # 2026-01-15, 2023.07.14, ...T10:15Z
+            r"(?<![\d./])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\d/]|\.\d)",  # 01/15/2026, 1/2/24
+            # dotted day.month.year only zero-padded: `7.9.2009` is a version (CentOS 7.9.2009)
+            r"(?<![\d.])\d{2}\.\d{2}\.\d{4}(?![\d.]\d|\d)",  # 15.01.2026
+            rf"\b{DAYS}(?:\s+of)?\s+{MONTH}\b(?:\.?,?\s+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
+            rf"\b{MONTH}\b\.?\s+{DAYS}\b(?:,?\s+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
+            rf"\b{MONTH}\b\.?,?\s+{YEAR}",  # January 2022
+            rf"\b\d{{1,2}}-{MONTH_ABBR}-{YEAR}",  # 14-Mar-2025
+        ]
+    )
+    + ")"
+)
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+NUMBER = re.compile(r"\d+")
+
+
+def _month_days(month: int, year: int | None) -> int:
+    return calendar.monthrange(year if year else 2000, month)[1]  # no year: Feb 29 allowed
+
+
+def _is_real_date(value: str) -> bool:
+    """The day exists in its month (no 31 February, no month 13)."""
+    head = value.split("T")[0]
+    nums = [int(n) for n in NUMBER.findall(head)]
+    name = re.search(MONTH, value)
+    if name:  # textual: the numbers are days and maybe a year (>= 1000)
+        month = MONTHS.index(name.group()[:3].lower()) + 1
+        year = next((n for n in nums if n >= 1000), None)
+        return all(1 <= d <= _month_days(month, year) for d in nums if d < 1000)
+    if len(nums[0:1]) and nums[0] >= 1000:  # year first
+        year, month, day = nums
+        return 1 <= month <= 12 and 1 <= day <= _month_days(month, year)
+    a, b, year = nums
+    year = year + 2000 if year < 100 else year
+    # day/month or month/day: either reading must be a real date
+    return any(1 <= m <= 12 and 1 <= d <= _month_days(m, year) for d, m in ((a, b), (b, a)))
+
+
+def _dates(text: str) -> Iterator[Span]:
+    for m in DATE.finditer(text):
+        if _is_real_date(m.group()):
+            yield m.span()
+
+
+# --- money -----------------------------------------------------------------------------------
+SYMBOL = r"(?:(?:US|AU|NZ|HK|CA|NT|MX|[ACSR])\$|\$|€|£|¥|₹|₩|₽|₺|₪|฿|₫|₱|₦|₴|₸)"
+CODE = r"(?:USD|EUR|GBP|JPY|CNY|RMB|CHF|CAD|AUD|NZD|HKD|SGD|INR|KRW|BRL|MXN|SEK|NOK|DKK|PLN|ZAR|RUB|TRY|AED|SAR|Rs\.?)"
+# 1,250.00 | 250'000 | 1.234,56 | 3,20 | 12.5 | 12 (US, Swiss and continental separators)
+AMOUNT = (
+    r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:['’]\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}"
+    r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?)"
+)
+SCALE = r"(?:\s?(?:thousand|million|billion|trillion|lakh crore|crore|lakh|bn|tn|mn|[kKmMbB])\b)?"
+CURRENCY_WORD = r"(?:dollars|euros|yen|yuan|francs|rupees|pounds sterling)\b"
+MONEY = re.compile(
+    r"(?=[\d$€£¥₹₩₽₺₪฿₫₱₦₴₸A-Z])(?:"
+    + "|".join(
+        [
+            rf"(?<![\w$]){SYMBOL}\s?{AMOUNT}{SCALE}(?![\w}}\]])",  # $5.99, ¥1.3 trillion, US$2 billion
+            rf"\b{CODE}\s?{AMOUNT}{SCALE}",  # EUR 3.5 billion, Rs 1,200
+            rf"(?<![\w.,]){AMOUNT}{SCALE}\s?(?:\b{CODE}\b|{SYMBOL}|{CURRENCY_WORD})",  # 4,000 USD, 45,90 €
+        ]
+    )
+    + ")"
+)
+
+
+def _money(text: str) -> Iterator[Span]:
+    for m in MONEY.finditer(text):
+        yield m.span()
+
+
+# --- phone -----------------------------------------------------------------------------------
+PHONE = re.compile(
+    r"(?=[\d+(])(?<![\w/#§.,+-])"
+    r"(?:(?:\+|00)\d{1,3}[ .-]?)?"  # international prefix
+    r"(?:\(\d{1,4}\)[ .-]?)?"  # area code in parentheses
+    r"\d{1,8}(?:[ .-]\d{1,8}){0,5}"
+    r"(?![\w/]|[.,-]\d)"
+)
+INTERNATIONAL = re.compile(r"(?:\+|00)[1-9]\d{0,2}[ .(-]")
+NANP = re.compile(r"(?:1([ .-]))?(?:\([2-9]\d\d\) ?|[2-9]\d\d([ .-]))[2-9]\d\d([ .-])\d{4}")
+ANNOUNCED = re.compile(
+    r"(?i:\b(?:tel|tél|telephone|phone|telefon|call(?:\s+us)?(?:\s+on|\s+at)?|fax|mobile?|mob|cell|hotline|whatsapp|ph)"
+    r"\.?(?:\s*\([^)]{0,12}\))?\s*[:.]?\s*$)"
+    r"|\b[TFM]:\s*$"
+)
+YEAR_RANGE = re.compile(r"(?:1[5-9]|20)\d\d\s?[-–]\s?(?:1[5-9]|20)\d\d")
+
+
+def _is_nanp(value: str) -> bool:
+    m = NANP.fullmatch(value)
+    if not m:
+        return False
+    seps = {g for g in m.groups()[1:] if g is not None}
+    return len(seps) <= 1  # one separator style: 415-555-0134, never 252.227-7013
+
+
+def _phones(text: str) -> Iterator[Span]:
+    for m in PHONE.finditer(text):
+        value = m.group()
+        if not 7 <= sum(ch.isdigit() for ch in value) <= 15 or YEAR_RANGE.fullmatch(value):
+            continue
+        if INTERNATIONAL.match(value) or _is_nanp(value) or ANNOUNCED.search(text, max(0, m.start() - 30), m.start()):
+            yield m.span()
+
+
+FINDERS: list[tuple[str, Callable[[str], Iterator[Span]]]] = [
+    ("url", _urls),
+    ("email", _emails),
+    ("date", _dates),
+    ("money", _money),
+    ("phone", _phones),
+]
+TYPES = [kind for kind, _ in FINDERS]
+
+
+def find_entities(text: str) -> list[tuple[str, str, int, int]]:
+    """(type, value, start, end), in text order, without overlaps."""
+    claimed = bytearray(len(text))  # 1 where a higher-priority type already took the character
+    found = []
+    for kind, finder in FINDERS:
+        for s, e in finder(text):
+            if claimed.find(1, s, e) == -1:
+                claimed[s:e] = b"\x01" * (e - s)
+                found.append((kind, text[s:e], s, e))
+    return sorted(found, key=lambda f: f[2])
