@@ -4,8 +4,9 @@ Every command checks its command line before Beam and JAX load, so a mistake ans
 once, in one line, with exit status 2; no user mistake ends in a traceback.
 
 Exit status: 0 done; 1 the run's accounting check failed; 2 a usage error (nothing ran);
-3 more documents were rejected than --max-rejected allows (everything was still written);
-130 interrupted (Ctrl-C).
+3 more documents were rejected than --max-rejected allows (everything was still written), or
+--budget-usd: the projection is over it (nothing started) or it was reached (the waves done
+are committed); 130 interrupted (Ctrl-C).
 """
 
 import difflib
@@ -114,7 +115,12 @@ def cmd_embed(argv: list[str]) -> int:
     parser.add_argument("--input", metavar="FILE", help="also embed every line of FILE ('-' for standard input)")
     parser.add_argument("--out", metavar="FILE.npy", help="write the vectors as a .npy array instead of JSON")
     parser.add_argument("--model", metavar="PATH", help="the checkpoint `docbeam run` used (default all-MiniLM-L6-v2)")
-    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", *DTYPES],
+        help="as `docbeam run --dtype` (auto: bfloat16 on TPU and GPU, float32 on CPU); give the run's to match it",
+    )
     parser.add_argument("--attention", default="auto")
     parser.add_argument(
         "--prompt-name",
@@ -134,11 +140,14 @@ def cmd_embed(argv: list[str]) -> int:
         raise UsageError("no text to embed (give TEXT arguments or --input FILE)")
     import numpy as np
 
+    import kernels
     from model.config import CheckpointError
     from pipeline.encode.embed import Embedder
+    from pipeline.launch.plan import resolve_dtype
 
+    dtype, _ = resolve_dtype(ns.dtype, kernels.platform_of_backend())
     try:
-        vectors = Embedder(ns.model, dtype=ns.dtype, attention=ns.attention, prompt_name=ns.prompt_name)(texts)
+        vectors = Embedder(ns.model, dtype=dtype, attention=ns.attention, prompt_name=ns.prompt_name)(texts)
     except (CheckpointError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if ns.out:
@@ -196,14 +205,16 @@ def cmd_models(argv: list[str]) -> int:
 
     print("architectures (config.json model_type):")
     for name, module in ARCHITECTURES.items():
-        print(f"  {name:<12} {module.__doc__.strip().splitlines()[0]}")
+        first_paragraph = " ".join(module.__doc__.strip().split("\n\n")[0].split())
+        print(f"  {name:<12} {first_paragraph}")
     print(f"\npooling modes (sentence-transformers Pooling; several concatenate): {', '.join(POOLING_MODES)}")
     print("then any Dense layers (tanh, identity, relu, gelu, sigmoid) and Normalize, as modules.json lists them;")
     print("prompts from config_sentence_transformers.json (documents: document/passage/corpus; --prompt-name)")
     print("\n--model: a directory, a gs:// prefix, or a Hugging Face hub id ORG/NAME[@REVISION] (safetensors only)")
     print("\nfamilies that work (one line each):")
+    width = max(len(f) for f, *_ in FAMILIES)
     for family, arch, pooling, repo in FAMILIES:
-        print(f"  {family:<32} {arch:<12} {pooling:<18} docbeam run --input 'docs/*' --output out --model {repo}")
+        print(f"  {family:<{width}} {arch:<12} {pooling:<18} docbeam run --input 'docs/*' --output out --model {repo}")
     return 0
 
 

@@ -115,8 +115,8 @@ def rejection_limit(value: str) -> tuple[str, float]:
 DEFAULT_MAX_REJECTED = "5%"
 RUN_DESCRIPTION = (
     "Embed documents (and extract, with --extract) into Parquet under --output, with a cost report. "
-    "Exit status: 0 done, 1 accounting check failed, 2 usage error, 3 more rejections than --max-rejected, "
-    "130 interrupted."
+    "Exit status: 0 done, 1 accounting check failed, 2 usage error, 3 more rejections than --max-rejected "
+    "or over --budget-usd, 130 interrupted."
 )
 
 
@@ -317,7 +317,8 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "hardware",
         default=None,
         type=_checked(_hardware),
-        help="hardware the run is billed as (cpu, tpu-v5e, l4, ...); default: what the workers have",
+        help="hardware the run is billed as (cpu, tpu-v5e:4, l4:2, ...); default cpu on a local runner, required "
+        "on a remote one (docbeam submit passes it)",
     )
     _flag(
         parser,

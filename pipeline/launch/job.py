@@ -50,7 +50,8 @@ class Stopped(Exception):
 
 
 class BudgetSpent(Stopped):
-    """--budget-usd reached between waves (an input that fit the budget sample)."""
+    """--budget-usd: the projection is over it (nothing started), or it was reached between
+    waves (an input that fit the budget sample)."""
 
     status = 3
 
@@ -208,7 +209,7 @@ def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, har
     log.info("budget check: projected %s against --budget-usd %s", report.money(projected), d.budget_usd)
     if projected > d.budget_usd:
         storage.delete_folder(sample_out)
-        raise UsageError(
+        raise BudgetSpent(
             f"projected cost {report.money(projected)} exceeds --budget-usd {d.budget_usd}; not starting.\n"
             + render(est)
         )

@@ -64,6 +64,7 @@ from apache_beam.options.pipeline_options import (  # noqa: E402
 )
 
 import pipeline.launch.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
+from pipeline.core.hardware import catalogue  # noqa: E402
 from pipeline.launch import submit  # noqa: E402
 
 DS = "2026-12-01"
@@ -91,6 +92,9 @@ def params_for(dag, **override) -> dict:
 
 def test_dag_folder_loads_without_import_errors(dags):
     assert sorted(dags) == ["docbeam_dataflow", "docbeam_local"]
+    # The DAG cannot import the catalogue at parse time: its list is checked against it here.
+    schema = dags["docbeam_dataflow"].params.get_param("accelerator").schema
+    assert sorted(schema["enum"]) == sorted(catalogue().on_dataflow())
     flow = dags["docbeam_dataflow"]
     assert [t.task_id for t in flow.topological_sort()] == ["resolve", "run_dataflow", "wait_for_job", "finalize"]
     assert [t.task_id for t in dags["docbeam_local"].topological_sort()] == [

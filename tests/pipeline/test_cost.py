@@ -12,6 +12,7 @@ from pipeline.cost.pricing import PriceTable, PricingError, Rates
 from pipeline.encode.handler import EncoderHandler
 from pipeline.encode.packing import PackSpec, default_rows
 from pipeline.io import storage
+from pipeline.launch.job import BudgetSpent
 from tests.helpers import SAMPLES, run_job, table
 
 TABLE = PriceTable.load()
@@ -208,7 +209,7 @@ def test_estimate_reads_the_sample_with_the_job_field_names(tmp_path):
 
 @pytest.mark.slow
 def test_budget_refuses_before_starting(tmp_path):
-    with pytest.raises(UsageError, match=r"projected cost \$0\.0+[1-9]\d exceeds --budget-usd 1e-07"):
+    with pytest.raises(BudgetSpent, match=r"projected cost \$0\.0+[1-9]\d exceeds --budget-usd 1e-07"):
         run_job(SAMPLES / "*", tmp_path / "out", "--budget-usd", "0.0000001", "--budget-sample", "20")
     assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]  # nothing left behind
 

@@ -2,15 +2,19 @@
 
 docbeam_dataflow  resolve -> run_dataflow -> wait_for_job -> finalize
     resolve       turns the run's params into exactly the options `docbeam submit` would use
-                  (pipeline.submit.dataflow_options) plus the job's own flags; finds run.py
+                  (pipeline.launch.submit.dataflow_options) plus the job's own flags and, with
+                  reuse_previous, `--reuse` of the last good output (ROOT/_latest); finds run.py
     run_dataflow  BeamRunPythonPipelineOperator: `python pipeline/run.py ...` with
                   DataflowRunner; returns once Dataflow has the job, pushes `dataflow_job_id`
     wait_for_job  DataflowJobStatusSensor on that id until JOB_STATE_DONE (reschedule mode,
                   so no worker slot is held while the job runs)
     finalize      pipeline.finalize: the operator does not wait for pipeline/run.py after the
                   job id appears, so the run's own finalisation (commit, accounting check,
-                  _manifest.json, _cost/) runs here, from the job's Dataflow counters
-docbeam_local     resolve -> run_local: the same entry point on the DirectRunner
+                  _manifest.json, _cost/) runs here, from the job's Dataflow counters; it
+                  applies the run's verdict (the task fails on too many rejections) and only
+                  a good run becomes ROOT/_latest
+docbeam_local     resolve_local -> run_local -> mark_latest: the same entry point on the
+                  DirectRunner, whose launcher applies the verdict itself
 
 Inputs and outputs are per run date: gs://BUCKET/INPUT_PREFIX/{{ ds }}/* ->
 gs://BUCKET/OUTPUT_PREFIX/{{ ds }}. Project, region, bucket, accelerator and image come from
@@ -62,7 +66,7 @@ DATAFLOW_PARAMS = {
     "bucket": Param("my-docbeam-bucket", type="string", description="GCS bucket, no gs://"),
     "input_prefix": Param("docs", type="string", description="inputs: gs://BUCKET/PREFIX/{ds}/*"),
     "output_prefix": Param("docbeam", type="string", description="outputs: gs://BUCKET/PREFIX/{ds}"),
-    "accelerator": Param("tpu-v5e", enum=["tpu-v5e", "tpu-v6e", "l4", "a100", "h100"]),
+    "accelerator": Param("tpu-v5e", enum=["tpu-v5e", "tpu-v6e", "l4", "a100", "a100-80gb", "h100"]),
     "topology": Param(
         None, type=["null", "string"], enum=[None, "1x1", "2x2", "2x4"], description="TPU only (default 1x1)"
     ),
