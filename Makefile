@@ -27,7 +27,7 @@ run: $(VENV)/.docbeam
 
 test: $(VENV)/.docbeam-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q --durations=30
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=30
 
 clean:
 	rm -rf $(VENV) out

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -412,14 +411,13 @@ def _check_outputs(emu: GcsEmulator, bucket: str, expected: list[str]) -> None:
 
 
 def test_beam_gcs_pipeline_skips_credential_stall(gcs_emulator: GcsEmulator) -> None:
-    start = time.monotonic()
     bucket, expected, done = _beam_round_trip(gcs_emulator)
     assert done.returncode == 0, done.stderr[-3000:]
-    # Without emulator credentials google.auth.default() is retried for 15-30 s here.
+    # Without emulator credentials google.auth.default() is retried for 15-30 s here: the
+    # credential lookup itself is timed (the whole run's time depends on the machine's load).
     assert "anonymous=False" in done.stdout
     auth_s = float(done.stdout.split("auth_s=")[1].split()[0])
     assert auth_s < 2.0, done.stdout
-    assert time.monotonic() - start < 14.0, done.stdout
     _check_outputs(gcs_emulator, bucket, expected)
 
 
