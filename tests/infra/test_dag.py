@@ -280,7 +280,8 @@ def test_local_dag_runs_the_sample_job_end_to_end(airflow_db, tmp_path, monkeypa
     dag = load_dags()["docbeam_local"]
     manifests = []
     for day in (1, 2):  # the second day's run reuses the first's: the input did not change
-        run = dag.test(logical_date=pendulum.datetime(2026, 12, day, tz="UTC"), run_conf={"output_root": str(tmp_path)})
+        conf = {"output_root": str(tmp_path), "input": str(REPO / "samples" / "docs" / "notes.txt")}  # small: fast
+        run = dag.test(logical_date=pendulum.datetime(2026, 12, day, tz="UTC"), run_conf=conf)
         states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
         assert states == {"resolve_local": "success", "run_local": "success", "mark_latest": "success"}, states
         out = tmp_path / f"2026-12-0{day}"

@@ -31,6 +31,6 @@ def test_every_chunk_is_the_vector_of_its_text(tmp_path):
     assert cos.min() >= 0.9999, f"chunk {chunks[worst]['doc_id']}#{chunks[worst]['chunk_index']}: {cos.min():.6f}"
 
     single = [d for d in docs.values() if d["n_chunks"] == 1]
-    assert len(single) >= 90
+    assert len(single) >= 80
     cos = cosine(np.asarray([d["embedding"] for d in single]), st_encode([d["text"] for d in single]))
     assert cos.min() >= 0.9999, f"document vector of a one-window text: {cos.min():.6f}"

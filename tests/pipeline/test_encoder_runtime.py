@@ -77,7 +77,8 @@ def test_sharded_over_four_devices_matches_one(tmp_path):
             "-m",
             "pipeline.run",
             "--input",
-            str(SAMPLES / "articles.jsonl"),
+            str(SAMPLES / "business.parquet"),  # 7 short documents: a batch split over the devices
+            str(SAMPLES / "guide.md"),
             "--output",
             str(out),
             "--batch-rows",
