@@ -60,7 +60,19 @@ def worker_docbeam(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dic
     from pipeline.launch.job import run
 
     t0 = time.perf_counter()
-    res = run(["--input", str(corpus), "--output", str(out / "run"), "--dtype", dtype, "--no-store-text", *extra])
+    res = run(
+        [
+            "--input",
+            str(corpus),
+            "--output",
+            str(out / "run"),
+            "--overwrite",
+            "--dtype",
+            dtype,
+            "--no-store-text",
+            *extra,
+        ]
+    )
     wall = time.perf_counter() - t0
     enc = res.stage_totals["encode"]
     n = outputs.read_table(str(out / "run"), "chunks", ["n_tokens"]).column("n_tokens").to_numpy().astype(float)
