@@ -69,6 +69,10 @@ def mmr(doc: np.ndarray, vectors: np.ndarray, top_n: int, diversity: float) -> l
     return chosen
 
 
+REFERENCE = -1  # the index of the first-window reference segment among a document's candidates
+REFERENCE_CHARS = 20_000  # more than any window's worth of text: the tokenizer truncates
+
+
 class Keyphrases(Extractor):
     name = "keyphrases"
 
@@ -98,7 +102,17 @@ class Keyphrases(Extractor):
         phrases = list(found)
         # The lower-cased phrase is what gets embedded, as KeyBERT does; the row shows the value.
         ids = encode_short(phrases, tokenizer, special, max_seq_len) if phrases else []
-        return [
+        reference = []
+        if phrases and self.reference == "first-window":
+            # KeyBERT embeds the document truncated at the model's window; the first chunk ends
+            # at a sentence boundary before it, so it is not the same text.
+            (first,) = encode_short([doc.text[:REFERENCE_CHARS]], tokenizer, special, max_seq_len)
+            reference = [
+                Segment(
+                    uid=doc.uid, doc_id=doc.doc_id, kind=self.name, index=REFERENCE, start_char=0, end_char=0, ids=first
+                )
+            ]
+        return reference + [
             Segment(
                 uid=doc.uid,
                 doc_id=doc.doc_id,
@@ -113,13 +127,14 @@ class Keyphrases(Extractor):
         ]
 
     def extract(self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared, chunks) -> list[dict]:
+        ref = [v.vector for v in vectors if v.index == REFERENCE]
+        vectors = sorted((v for v in vectors if v.index != REFERENCE), key=lambda v: v.index)
         if not vectors:
             return []
-        vectors = sorted(vectors, key=lambda v: v.index)
         mat = np.stack([v.vector for v in vectors]).astype(np.float64)
-        # "first-window" ranks against the first 256 tokens, as KeyBERT (via sentence-transformers'
-        # truncation) does; "document" against the whole document's embedding.
-        doc = (chunks[0] if self.reference == "first-window" else embedding).astype(np.float64)
+        # "first-window" ranks against the document truncated at the window, as KeyBERT (via
+        # sentence-transformers' truncation) does; "document" against the whole document's embedding.
+        doc = (ref[0] if ref else embedding).astype(np.float64)
         picked = mmr(doc, mat, self.top_n, self.diversity)
         scored = sorted(((float(mat[i] @ doc), vectors[i]) for i in picked), key=lambda t: -t[0])
         return [row(info.doc_id, "keyphrase", v.text, s, v.start_char, v.end_char) for s, v in scored]

@@ -281,3 +281,46 @@ def test_flags_reach_the_extractors(tmp_path):
     )  # fmt: skip
     assert (exs["keyphrases"].top_n, exs["labels"].top_k, exs["labels"].min_score) == (7, 2, -0.5)
     assert exs["summary"].language == exs["keyphrases"].language == "de"
+
+
+def test_first_window_reference_is_the_document_truncated_at_the_window():
+    """KeyBERT ranks against the document cut at the model's window, not against the first
+    chunk (which ends at a sentence boundary before it): a reference segment carries that text."""
+    from model.checkpoint import default_checkpoint_dir, describe_checkpoint
+    from pipeline.extractors.keyphrases import REFERENCE
+    from pipeline.ingest.chunking import encode_short
+
+    ckpt = describe_checkpoint(default_checkpoint_dir())
+    text = " ".join(f"Sentence {i} talks about river boats and mountain trains." for i in range(80))
+    doc = Document(uid="u", doc_id="d", source="s", row=0, text=text)
+    kp = Keyphrases(reference="first-window")
+    segs = kp.candidates(doc, ckpt.tokenizer, ckpt.special, 256)
+    (ref,) = [s for s in segs if s.index == REFERENCE]
+    assert ref.ids.tolist() == encode_short([text], ckpt.tokenizer, ckpt.special, 256)[0].tolist()
+    assert len(ref.ids) == 256  # truncated, as sentence-transformers truncates
+    assert not [s for s in Keyphrases().candidates(doc, ckpt.tokenizer, ckpt.special, 256) if s.index == REFERENCE]
+
+    rng = np.random.default_rng(4)
+    cands = [s for s in segs if s.index != REFERENCE]
+    vecs = rng.standard_normal((len(cands), 8))
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+
+    def sv(seg, v):
+        return SegmentVector(
+            uid="u",
+            doc_id="d",
+            kind=seg.kind,
+            index=seg.index,
+            start_char=seg.start_char,
+            end_char=seg.end_char,
+            n_tokens=len(seg.ids),
+            vector=v,
+            attention="x",
+            text=seg.text,
+        )
+
+    vectors = [sv(s, v) for s, v in zip(cands, vecs)] + [sv(ref, vecs[3])]  # the reference points at one phrase
+    rows = kp.extract(
+        doc_info(n_chars=1, n_tokens=1, n_chunks=1, n_segments=1), -vecs[3], vectors, [], [-vecs[3]]
+    )  # document and first chunk point away from it
+    assert rows[0]["value"] == cands[3].text and rows[0]["score"] == pytest.approx(1.0)
