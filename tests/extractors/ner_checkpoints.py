@@ -9,7 +9,7 @@ import functools
 import tempfile
 from pathlib import Path
 
-from tests.model.builders import FFN, HEADS, HIDDEN, _unigram, _vocab_size, _wordpiece
+from tests.model.builders import FFN, HEADS, HIDDEN, encoder_config
 
 # dslim/bert-base-NER's label order.
 CONLL = ("O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
@@ -19,31 +19,14 @@ CONLL = ("O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "
 def ner_checkpoint(arch: str) -> Path:
     """A token classifier of `arch` ("bert" or "xlm-roberta"), built once per session."""
     import torch
-    from transformers import BertConfig, BertForTokenClassification, XLMRobertaConfig, XLMRobertaForTokenClassification
+    from transformers import BertForTokenClassification, XLMRobertaForTokenClassification
 
     dest = Path(tempfile.mkdtemp(prefix=f"docbeam-ner-{arch}-"))
     torch.manual_seed({"bert": 17, "xlm-roberta": 18}[arch])
     labels = {"id2label": dict(enumerate(CONLL)), "label2id": {t: i for i, t in enumerate(CONLL)}}
     common = dict(hidden_size=HIDDEN, num_attention_heads=HEADS, intermediate_size=FFN)
-    if arch == "bert":
-        _wordpiece(dest)
-        cfg = BertConfig(
-            vocab_size=_vocab_size(dest), num_hidden_layers=2, max_position_embeddings=512, **common, **labels
-        )
-        model = BertForTokenClassification(cfg)
-    else:
-        vocab = _unigram(dest)
-        cfg = XLMRobertaConfig(
-            vocab_size=vocab,
-            num_hidden_layers=2,
-            max_position_embeddings=514,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-            **common,
-            **labels,
-        )
-        model = XLMRobertaForTokenClassification(cfg)
+    cfg = encoder_config(arch, dest, **common, **labels)
+    model = (BertForTokenClassification if arch == "bert" else XLMRobertaForTokenClassification)(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "norm" in name.lower():  # visible LayerNorm gains and biases (they start at 1 and 0)

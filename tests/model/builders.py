@@ -92,32 +92,39 @@ def _vocab_size(dest: Path) -> int:
     return len(json.loads((dest / "tokenizer.json").read_text())["model"]["vocab"])
 
 
+def encoder_config(arch: str, dest: Path, **fields):
+    """A 2-layer BERT or XLM-RoBERTa config with a tokenizer of its kind trained into `dest`."""
+    from transformers import BertConfig, XLMRobertaConfig
+
+    if arch == "bert":
+        _wordpiece(dest)
+        return BertConfig(vocab_size=_vocab_size(dest), num_hidden_layers=2, max_position_embeddings=512, **fields)
+    vocab = _unigram(dest)
+    return XLMRobertaConfig(
+        vocab_size=vocab,
+        num_hidden_layers=2,
+        max_position_embeddings=514,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        **fields,
+    )
+
+
 def _hf_model(arch: str, dest: Path) -> int:
     """The bare transformers model with random weights, saved to `dest`; returns its max_seq_length."""
     import torch
-    from transformers import BertConfig, BertModel, ModernBertConfig, ModernBertModel, XLMRobertaConfig, XLMRobertaModel
+    from transformers import BertModel, ModernBertConfig, ModernBertModel, XLMRobertaModel
 
     torch.manual_seed({"bert": 1, "xlm-roberta": 2, "modernbert": 3}[arch])
     # Large enough that texts differ clearly, small enough that attention is not a near-argmax
     # (where bfloat16 rounding flips which key wins: ModernBERT's 4 layers at 0.3 do that).
     init = {"bert": 0.3, "xlm-roberta": 0.3, "modernbert": 0.12}[arch]
     common = dict(hidden_size=HIDDEN, num_attention_heads=HEADS, intermediate_size=FFN, initializer_range=init)
-    if arch == "bert":
-        _wordpiece(dest)
-        cfg = BertConfig(vocab_size=_vocab_size(dest), num_hidden_layers=2, max_position_embeddings=512, **common)
-        model, max_len = BertModel(cfg, add_pooling_layer=False), 512
-    elif arch == "xlm-roberta":
-        vocab = _unigram(dest)
-        cfg = XLMRobertaConfig(
-            vocab_size=vocab,
-            num_hidden_layers=2,
-            max_position_embeddings=514,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-            **common,
-        )
-        model, max_len = XLMRobertaModel(cfg, add_pooling_layer=False), 512
+    if arch in ("bert", "xlm-roberta"):
+        cfg = encoder_config(arch, dest, **common)
+        model_class = BertModel if arch == "bert" else XLMRobertaModel
+        model, max_len = model_class(cfg, add_pooling_layer=False), 512
     else:
         _wordpiece(dest)
         # 4 layers: global, local, local, global (global_attn_every_n_layers=3), window 64 either side.
