@@ -73,7 +73,8 @@ def params_from_tensors(t: dict[str, np.ndarray], cfg: EncoderConfig) -> dict:
 def _block(x: jax.Array, p: dict, segment_ids: jax.Array, cfg: EncoderConfig, attend) -> jax.Array:
     b, t, _ = x.shape
     q, k, v = jnp.split(dense(x, p["qkv"]), 3, axis=-1)
-    heads = [y.reshape(b, t, cfg.heads, cfg.head_dim) for y in (q, k, v)]
+    low = p["qkv"]["w"].dtype  # attention runs in the compute dtype; the residual stays float32
+    heads = [y.astype(low).reshape(b, t, cfg.heads, cfg.head_dim) for y in (q, k, v)]
     ctx = attend(*heads, segment_ids=segment_ids).reshape(b, t, cfg.hidden)
     x = layer_norm(x + dense(ctx, p["attn_out"]), p["attn_ln"], cfg.layer_norm_eps)
     h = activation(cfg.activation, cfg.arch)(dense(x, p["ffn_in"]))
@@ -83,7 +84,7 @@ def _block(x: jax.Array, p: dict, segment_ids: jax.Array, cfg: EncoderConfig, at
 def encode(params: dict, cfg: EncoderConfig, tokens, segment_ids, positions, *, attend) -> jax.Array:
     """[B, T] token ids -> [B, T, hidden] final hidden states."""
     e = params["embeddings"]
-    x = e["word"][tokens] + e["position"][positions + cfg.position_offset] + e["type"][0]
+    x = e["word"][tokens].astype(jnp.float32) + e["position"][positions + cfg.position_offset] + e["type"][0]
     x = layer_norm(x, e["ln"], cfg.layer_norm_eps)
     for i, layer in enumerate(params["layers"]):
         with jax.named_scope(f"layer_{i}"):

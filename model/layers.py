@@ -1,4 +1,10 @@
-"""The pieces every architecture shares: layer norm, dense, activations, rotary positions."""
+"""The pieces every architecture shares: layer norm, dense, activations, rotary positions.
+
+Precision: with 16-bit weights only the matrix multiplies (and attention) take 16-bit
+inputs; products accumulate in float32 and the residual stream, layer norms and
+activations stay float32. Rounding the residual to bfloat16 after every layer cost
+ModernBERT's pre-norm stack most of its parity (min cosine 0.99997 -> 0.999995 without it).
+"""
 
 import jax
 import jax.numpy as jnp
@@ -24,26 +30,25 @@ def activation(name: str, where: str):
 
 
 def layer_norm(x: jax.Array, p: dict, eps: float) -> jax.Array:
-    """Statistics in float32 whatever the compute dtype; `bias` may be absent (ModernBERT)."""
+    """float32 in and out whatever the compute dtype; `bias` may be absent (ModernBERT)."""
     x32 = x.astype(jnp.float32)
     mean = x32.mean(-1, keepdims=True)
     var = jnp.square(x32 - mean).mean(-1, keepdims=True)
     y = (x32 - mean) * jax.lax.rsqrt(var + eps) * p["scale"]
     if "bias" in p:
         y = y + p["bias"]
-    return y.astype(x.dtype)
+    return y
 
 
 def dense(x: jax.Array, p: dict) -> jax.Array:
-    """x @ w (+ b). In 16-bit the product accumulates in float32 and is rounded once: more
-    exact, and on CPU XLA's bf16 x bf16 -> f32 GEMM runs 1.6-2x faster than bf16 -> bf16."""
-    if x.dtype == jnp.float32:
-        y = x @ p["w"]
-    else:
-        y = jnp.dot(x, p["w"], preferred_element_type=jnp.float32)
+    """x @ w (+ b) -> float32. x is cast to w's dtype; a 16-bit product accumulates in
+    float32, more exact, and on CPU XLA's bf16 x bf16 -> f32 GEMM runs 1.6-2x faster than
+    bf16 -> bf16."""
+    w = p["w"]
+    y = jnp.dot(x.astype(w.dtype), w, preferred_element_type=jnp.float32)
     if "b" in p:
         y = y + p["b"]
-    return y.astype(x.dtype)
+    return y
 
 
 def rope(x: jax.Array, positions: jax.Array, theta: float) -> jax.Array:

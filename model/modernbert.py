@@ -104,7 +104,8 @@ def _block(x, p: dict, segment_ids, positions, cfg: EncoderConfig, window: int |
     h = layer_norm(x, p["attn_ln"], cfg.layer_norm_eps) if "attn_ln" in p else x
     q, k, v = (y.reshape(b, t, cfg.heads, cfg.head_dim) for y in jnp.split(dense(h, p["qkv"]), 3, axis=-1))
     theta = cfg.rope_theta if window is None else cfg.rope_theta_local
-    q, k = rope(q, positions, theta), rope(k, positions, theta)
+    low = p["qkv"]["w"].dtype  # attention runs in the compute dtype; the residual stays float32
+    q, k, v = rope(q, positions, theta).astype(low), rope(k, positions, theta).astype(low), v.astype(low)
     ctx = attend(q, k, v, segment_ids=segment_ids, window=window).reshape(b, t, cfg.hidden)
     x = x + dense(ctx, p["attn_out"])
     gate_in, gate = jnp.split(dense(layer_norm(x, p["mlp_ln"], cfg.layer_norm_eps), p["mlp_in"]), 2, axis=-1)

@@ -22,6 +22,14 @@ from tests.reference import cosine
 
 ARCHS = ("bert", "xlm-roberta", "modernbert")
 MIN_COSINE = {"float32": 0.9999, "bfloat16": 0.999}
+# A one-token mode (cls, lasttoken) carries that token's bfloat16 rounding undiluted: on these
+# random weights its minimum ran 0.99937-0.99940 here and 0.99898 on the CI machine's CPU,
+# where the averaging modes stay >= 0.9997.
+ONE_TOKEN_BFLOAT16 = 0.998
+
+
+def floor(dtype: str, mode: str) -> float:
+    return ONE_TOKEN_BFLOAT16 if dtype == "bfloat16" and mode in ("cls", "lasttoken") else MIN_COSINE[dtype]
 
 
 def texts_for(arch: str) -> list[str]:
@@ -103,7 +111,7 @@ def test_every_pooling_mode_float32_and_bfloat16(root, arch):
         ours = docbeam_vectors(path, texts, dtype)
         for i, mode in enumerate(POOLING_MODES):
             part = slice(i * HIDDEN, (i + 1) * HIDDEN)
-            assert_parity(ours[:, part], ref[:, part], MIN_COSINE[dtype], f"{arch} {mode} {dtype}")
+            assert_parity(ours[:, part], ref[:, part], floor(dtype, mode), f"{arch} {mode} {dtype}")
         # The concatenation is the checkpoint's vector: compare it whole too.
         assert cosine(ours, ref).min() >= MIN_COSINE[dtype]
 
