@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # CI has no accelerator; never probe for one
+# Compiled encoders shared by every test process of a session (and the next session here),
+# not written to the user's own ~/.cache.
+os.environ.setdefault("DOCBEAM_COMPILE_CACHE", os.path.join(tempfile.gettempdir(), "docbeam-test-xla"))
 
 import pytest
 

@@ -96,15 +96,17 @@ def _boundaries(text: str, offset: int, enc, language: str) -> Block:
     offs = np.asarray(enc.offsets, np.int64).reshape(-1, 2) + offset
     after = np.zeros(len(ids), np.int8)
     if len(ids) > 1:
-        words = np.asarray([-1 if w is None else w for w in enc.word_ids])
+        words = np.asarray(enc.word_ids, np.float64)  # None (a special token) -> nan: never equal
         after[:-1] = np.where(words[:-1] != words[1:], WORD, INSIDE)
         after[:-1] = np.maximum(after[:-1], np.where(offs[1:, 0] > offs[:-1, 1], SPACE, INSIDE))
-    if len(ids):
+    found = sentences(text, language)
+    if len(ids) and found:
         ends = offs[:, 1]
-        for s in sentences(text, language):
-            i = int(np.searchsorted(ends, s.end + offset, side="right")) - 1  # last token ending by s.end
-            if i >= 0 and ends[i] == s.end + offset:
-                after[i] = max(after[i], PARAGRAPH if s.paragraph_end else SENTENCE)
+        sent_ends = np.asarray([s.end for s in found], np.int64) + offset
+        level = np.asarray([PARAGRAPH if s.paragraph_end else SENTENCE for s in found], np.int8)
+        i = np.searchsorted(ends, sent_ends, side="right") - 1  # last token ending by each sentence end
+        hit = (i >= 0) & (ends[np.maximum(i, 0)] == sent_ends)
+        np.maximum.at(after, i[hit], level[hit])
     return Block(ids, offs, after)
 
 

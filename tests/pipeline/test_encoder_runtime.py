@@ -56,6 +56,41 @@ def test_compiles_once_per_shape():
     assert rt.stats.compilations == len({b.shape for b in batches}) <= 4
 
 
+# A fresh process per run: the cache directory is read once per process, at the first compile.
+CACHE_PROBE = """
+import jax, numpy as np
+from pipeline.encode.packing import PackSpec
+from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from tests.pipeline.test_encoder_runtime import _batches
+hits = []
+jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e.endswith("cache_hits") else None)
+spec = PackSpec(rows=4, seq_len=128)
+rt = EncoderRuntime(EncoderSettings(None, None, "auto", "float32", spec))
+vectors, _, _ = rt.encode(_batches(spec, 6))
+np.save("vectors.npy", vectors[0])
+print(rt.stats.compilations, len(hits))
+"""
+
+
+def test_compiled_executables_are_reused_across_processes(tmp_path):
+    def probe(cache: str, name: str) -> tuple[int, int]:
+        env = {**os.environ, "DOCBEAM_COMPILE_CACHE": cache, "PYTHONPATH": str(REPO)}
+        (tmp_path / name).mkdir()
+        done = subprocess.run(
+            [sys.executable, "-c", CACHE_PROBE], cwd=tmp_path / name, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        compilations, hits = map(int, done.stdout.split()[-2:])
+        return compilations, hits
+
+    cache = tmp_path / "xla"
+    first, second = probe(str(cache), "first"), probe(str(cache), "second")
+    assert first[0] >= 1 and first[1] == 0 and any(cache.iterdir())
+    assert second == (first[0], first[0])  # every shape compiled again is a cache hit
+    assert np.array_equal(np.load(tmp_path / "first/vectors.npy"), np.load(tmp_path / "second/vectors.npy"))
+    assert probe("off", "off")[1] == 0 and not (tmp_path / "off" / "off").exists()
+
+
 @pytest.mark.slow
 def test_bfloat16_stays_close_to_float32(tmp_path, sample_run):
     out32, _ = sample_run
