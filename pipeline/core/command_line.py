@@ -58,7 +58,11 @@ def check_job_args(
     parser = Parser(
         prog=prog,
         description=description,
-        epilog="Beam's own pipeline options (--runner, --direct_num_workers, --project, ...) pass through.",
+        epilog=(
+            "Beam's own pipeline options (--runner, --direct_num_workers, --project, ...) pass through. "
+            "Environment: DOCBEAM_COMPILE_CACHE (compiled encoders kept here; default ~/.cache/docbeam/xla, "
+            "'off' disables), DOCBEAM_PROGRESS_SECONDS (progress line interval off a terminal, default 30)."
+        ),
     )
     add_job_flags(parser, required=required)
     if more:

@@ -153,7 +153,10 @@ def resolve_dtype(requested: str, platform: str) -> tuple[str, str]:
         return requested, f"{requested}: requested"
     if platform in ("tpu", "gpu"):
         return "bfloat16", f"bfloat16: {platform.upper()}, whose matrix units run 16-bit at full rate"
-    return "float32", f"float32: {platform.upper()}, where the README's parity figures were measured"
+    return "float32", (
+        f"float32: {platform.upper()} (auto): on the CPU measured, bfloat16 ran at 0.86-0.89x the "
+        "speed of float32 (README, Measured), and the README's parity figures are float32's"
+    )
 
 
 def _ner_error(exc: Exception) -> UsageError:

@@ -58,6 +58,8 @@ def test_compiles_once_per_shape():
 
 # A fresh process per run: the cache directory is read once per process, at the first compile.
 CACHE_PROBE = """
+import logging
+logging.basicConfig(level=logging.INFO)
 import jax, numpy as np
 from pipeline.encode.packing import PackSpec
 from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
@@ -73,7 +75,7 @@ print(rt.stats.compilations, len(hits))
 
 
 def test_compiled_executables_are_reused_across_processes(tmp_path):
-    def probe(cache: str, name: str) -> tuple[int, int]:
+    def probe(cache: str, name: str) -> tuple[int, int, str]:
         env = {**os.environ, "DOCBEAM_COMPILE_CACHE": cache, "PYTHONPATH": str(REPO)}
         (tmp_path / name).mkdir()
         done = subprocess.run(
@@ -81,14 +83,20 @@ def test_compiled_executables_are_reused_across_processes(tmp_path):
         )
         assert done.returncode == 0, done.stderr[-2000:]
         compilations, hits = map(int, done.stdout.split()[-2:])
-        return compilations, hits
+        return compilations, hits, done.stderr
 
     cache = tmp_path / "xla"
     first, second = probe(str(cache), "first"), probe(str(cache), "second")
     assert first[0] >= 1 and first[1] == 0 and any(cache.iterdir())
-    assert second == (first[0], first[0])  # every shape compiled again is a cache hit
+    # Every encoder shape comes from the cache the second time (small helper jits that took
+    # over 0.1 s under load may be hits too).
+    assert second[0] == first[0] and second[1] >= first[0]
+    assert first[2].count("] compiled in") == first[0] and "loaded from" not in first[2]
+    assert second[2].count(f"loaded from {cache} in") == first[0] and "] compiled in" not in second[2]
     assert np.array_equal(np.load(tmp_path / "first/vectors.npy"), np.load(tmp_path / "second/vectors.npy"))
     assert probe("off", "off")[1] == 0 and not (tmp_path / "off" / "off").exists()
+    _, hits, stderr = probe("/proc/docbeam-cache", "unusable")  # not writable: one warning, no cache
+    assert hits == 0 and "DOCBEAM_COMPILE_CACHE=/proc/docbeam-cache is not usable" in stderr
 
 
 @pytest.mark.slow
