@@ -99,8 +99,8 @@ def _boundaries(text: str, offset: int, enc, language: str) -> Block:
         words = np.asarray(enc.word_ids, np.float64)  # None (a special token) -> nan: never equal
         after[:-1] = np.where(words[:-1] != words[1:], WORD, INSIDE)
         after[:-1] = np.maximum(after[:-1], np.where(offs[1:, 0] > offs[:-1, 1], SPACE, INSIDE))
-    found = sentences(text, language)
-    if len(ids) and found:
+    found = sentences(text, language) if len(ids) else []  # no tokens: no boundary to mark
+    if found:
         ends = offs[:, 1]
         sent_ends = np.asarray([s.end for s in found], np.int64) + offset
         level = np.asarray([PARAGRAPH if s.paragraph_end else SENTENCE for s in found], np.int8)
