@@ -1,8 +1,8 @@
 """Time every attention implementation that runs here, across sequence lengths.
 
-    python -m kernels.bench [--seq 128,256,512,1024,2048,4096] [--batch 4] [--heads 12] [--dim 32]
+    python -m docbeam.kernels.bench [--seq 128,256,512,1024,2048,4096] [--batch 4] [--heads 12] [--dim 32]
                             [--dtype float32] [--window W] [--emulated] [--json FILE]
-    python -m kernels.bench --layer modernbert     # T=512..8192, 12 heads x 64, global and window 64
+    python -m docbeam.kernels.bench --layer modernbert     # T=512..8192, 12 heads x 64, global and window 64
 
 `--layer modernbert` times a ModernBERT-base-shaped attention layer (12 heads of 64) at
 T = 512..8192 with 8,192 tokens per call (batch = 8192 / T, the runtime's row budget), once
@@ -24,9 +24,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import kernels
-from kernels import registry
-from kernels.spec import Status
+from docbeam.kernels import api as kernels
+from docbeam.kernels import registry
+from docbeam.kernels.spec import Status
 
 DENSE = {"reference", "native", "xla_fused", "tokamax"}  # materialise [B, H, T, T] scores
 

@@ -17,7 +17,7 @@ on every platform, which is what makes it usable on CPU where Pallas only interp
 import jax
 import jax.numpy as jnp
 
-from kernels.spec import KernelSpec, default_scale, pad_seq, padding_to_zeros
+from docbeam.kernels.spec import KernelSpec, default_scale, pad_seq, padding_to_zeros
 
 GLOBAL_BLOCK = 512  # query rows per step without a window: [H, 512, T] scores at a time
 

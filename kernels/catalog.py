@@ -7,15 +7,15 @@ and one module beside this file.
 
 # name -> module exporting KERNEL (a kernels.spec.KernelSpec)
 KERNELS: dict[str, str] = {
-    "reference": "kernels.reference",
-    "native": "kernels.native",
-    "xla_fused": "kernels.xla_fused",
-    "flash": "kernels.flash",
-    "blockwise": "kernels.blockwise",
-    "tpu_flash": "kernels.tpu_flash",
-    "splash": "kernels.splash",
-    "gpu_mha": "kernels.gpu_mha",
-    "tokamax": "kernels.tokamax_attention",
+    "reference": "docbeam.kernels.reference",
+    "native": "docbeam.kernels.native",
+    "xla_fused": "docbeam.kernels.xla_fused",
+    "flash": "docbeam.kernels.flash",
+    "blockwise": "docbeam.kernels.blockwise",
+    "tpu_flash": "docbeam.kernels.tpu_flash",
+    "splash": "docbeam.kernels.splash",
+    "gpu_mha": "docbeam.kernels.gpu_mha",
+    "tokamax": "docbeam.kernels.tokamax_attention",
 }
 
 

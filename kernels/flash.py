@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from kernels import compat as pc
-from kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels import compat as pc
+from docbeam.kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 _MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)  # finite: keeps exp() and max() NaN-free
 _NO_ID = jnp.iinfo(jnp.int32).max

@@ -10,7 +10,7 @@ import warnings
 
 import jax
 
-from kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)

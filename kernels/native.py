@@ -2,8 +2,8 @@
 
 import jax
 
-from kernels.reference import segment_mask
-from kernels.spec import KernelSpec, padding_to_zeros
+from docbeam.kernels.reference import segment_mask
+from docbeam.kernels.spec import KernelSpec, padding_to_zeros
 
 
 def attend(

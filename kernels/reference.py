@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 
-from kernels.spec import FLOATS, KernelSpec, default_scale, padding_to_zeros
+from docbeam.kernels.spec import FLOATS, KernelSpec, default_scale, padding_to_zeros
 
 
 def segment_mask(segment_ids: jax.Array, window: int | None = None) -> jax.Array:

@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh
 
-from kernels import compat
-from kernels.catalog import KERNELS
-from kernels.spec import Availability, KernelSpec, Shape, Status, platform_of_backend
+from docbeam.kernels import compat
+from docbeam.kernels.catalog import KERNELS
+from docbeam.kernels.spec import Availability, KernelSpec, Shape, Status, platform_of_backend
 
 
 class KernelUnavailable(ValueError):
@@ -141,7 +141,7 @@ def _windows(name: str) -> bool:
         return False
 
 
-# `python -m kernels.bench --layer modernbert` on the 2-core CPU (docs/models.md). Global
+# `python -m docbeam.kernels.bench --layer modernbert` on the 2-core CPU (docs/models.md). Global
 # layers: xla_fused stays ~1.05x (T=4096) to 1.3x (T=8192) faster than blockwise, but holds
 # heads*T^2*4 bytes of scores per row (3.2 GB at 8192): from 4096 on, auto takes blockwise
 # for memory. Local layers: blockwise computes only the blocks inside the window.

@@ -11,7 +11,7 @@ import functools
 import jax
 from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # version-sensitive: this file only
 
-from kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 
 @functools.lru_cache(maxsize=16)

@@ -14,8 +14,8 @@ from absl import flags
 if not flags.FLAGS.is_parsed():
     flags.FLAGS.mark_as_parsed()
 
-from kernels.reference import segment_mask
-from kernels.spec import KernelSpec, padding_to_zeros
+from docbeam.kernels.reference import segment_mask
+from docbeam.kernels.spec import KernelSpec, padding_to_zeros
 
 
 def attend(

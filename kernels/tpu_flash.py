@@ -10,8 +10,8 @@ zeroed here. On CPU it runs emulated under
 import jax
 from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # version-sensitive: this file only
 
-from kernels import compat as pc
-from kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels import compat as pc
+from docbeam.kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
 
 
 def attend(

@@ -4,7 +4,7 @@ jax.nn.dot_product_attention masks the logits before the softmax; on CPU that `w
 materialises the [B, H, T, T] scores several times over. Here the row maximum is taken
 over the unmasked logits and the mask multiplies the exponentials, which XLA fuses into
 the two matmuls: ~2x faster attention, ~1.3x faster encoder on the CPU we test on
-(`python -m kernels.bench`).
+(`python -m docbeam.kernels.bench`).
 
 The price of an unmasked maximum: a query whose own segment's logits all sit far below a
 masked logit gets exponentials in (or near) float32's subnormal range. Any row whose
@@ -18,8 +18,8 @@ unlike `native` it is not bit-for-bit independent of its row-mates.
 import jax
 import jax.numpy as jnp
 
-from kernels import reference
-from kernels.spec import KernelSpec, default_scale, padding_to_zeros
+from docbeam.kernels import reference
+from docbeam.kernels.spec import KernelSpec, default_scale, padding_to_zeros
 
 TRUSTED_DENOM = float(jnp.exp(jnp.float32(-60.0)))
 

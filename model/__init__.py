@@ -13,11 +13,11 @@ weights        model.safetensors -> parameter pytree (never unpickles)
 tokenizer      tokenizer.json with padding/truncation off; special tokens from its post-processor
 """
 
-from model.architectures import ARCHITECTURES
-from model.checkpoint import Checkpoint, default_checkpoint_dir, load_checkpoint, read_config
-from model.config import EncoderConfig
-from model.encoder import embed_segments, encode, flops_per_token
-from model.sentence import POOLING_MODES
+from docbeam.model.architectures import ARCHITECTURES
+from docbeam.model.checkpoint import Checkpoint, default_checkpoint_dir, load_checkpoint, read_config
+from docbeam.model.config import EncoderConfig
+from docbeam.model.encoder import embed_segments, encode, flops_per_token
+from docbeam.model.sentence import POOLING_MODES
 
 __all__ = [
     "ARCHITECTURES",

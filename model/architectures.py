@@ -8,8 +8,8 @@ positions, *, attend), over the same pytree conventions and the same kernel cont
 
 from types import ModuleType
 
-from model import bert, modernbert, xlm_roberta
-from model.errors import CheckpointError
+from docbeam.model import bert, modernbert, xlm_roberta
+from docbeam.model.errors import CheckpointError
 
 ARCHITECTURES: dict[str, ModuleType] = {t: m for m in (bert, xlm_roberta, modernbert) for t in m.MODEL_TYPES}
 

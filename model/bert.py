@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from model.config import EncoderConfig
-from model.layers import activation, dense, layer_norm
+from docbeam.model.config import EncoderConfig
+from docbeam.model.layers import activation, dense, layer_norm
 
 MODEL_TYPES = ("bert",)
 PREFIXES = ("bert.",)  # BertForX checkpoints prefix the encoder; the bare BertModel does not

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from model.architectures import architecture
-from model.config import EncoderConfig
-from model.errors import CheckpointError
-from model.sentence import read_head
-from model.tokenizer import SpecialTokens, load_tokenizer
-from model.weights import Params, load_params
+from docbeam.model.architectures import architecture
+from docbeam.model.config import EncoderConfig
+from docbeam.model.errors import CheckpointError
+from docbeam.model.sentence import read_head
+from docbeam.model.tokenizer import SpecialTokens, load_tokenizer
+from docbeam.model.weights import Params, load_params
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -3,8 +3,8 @@ config.json fields in its module: bert, xlm_roberta, modernbert)."""
 
 from dataclasses import dataclass, field
 
-from model.errors import CheckpointError
-from model.sentence import Head
+from docbeam.model.errors import CheckpointError
+from docbeam.model.sentence import Head
 
 __all__ = ["CheckpointError", "EncoderConfig"]
 

@@ -7,10 +7,10 @@ checkpoint's sentence-transformers modules: Pooling, Dense layers, Normalize.
 import jax
 import jax.numpy as jnp
 
-from model.architectures import architecture
-from model.config import EncoderConfig
-from model.pooling import pool
-from model.weights import Params
+from docbeam.model.architectures import architecture
+from docbeam.model.config import EncoderConfig
+from docbeam.model.pooling import pool
+from docbeam.model.weights import Params
 
 _DENSE_ACTIVATIONS = {
     "tanh": jnp.tanh,

@@ -9,7 +9,7 @@ ModernBERT's pre-norm stack most of its parity (min cosine 0.99997 -> 0.999995 w
 import jax
 import jax.numpy as jnp
 
-from model.errors import CheckpointError
+from docbeam.model.errors import CheckpointError
 
 # config.json activation names -> functions. HF "gelu" is the exact erf form; the tanh
 # approximations go by several names.

@@ -16,9 +16,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from model.config import EncoderConfig
-from model.errors import CheckpointError
-from model.layers import activation, dense, layer_norm, rope
+from docbeam.model.config import EncoderConfig
+from docbeam.model.errors import CheckpointError
+from docbeam.model.layers import activation, dense, layer_norm, rope
 
 MODEL_TYPES = ("modernbert",)
 PREFIXES = ("model.",)  # ModernBertForX checkpoints

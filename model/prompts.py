@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from model.errors import CheckpointError
+from docbeam.model.errors import CheckpointError
 
 DOCUMENT_NAMES = ("document", "passage", "corpus")
 QUERY_NAMES = ("query",)

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.errors import CheckpointError
-from model.prompts import Prompts
+from docbeam.model.errors import CheckpointError
+from docbeam.model.prompts import Prompts
 
 # Pooling modes in sentence-transformers' order (legacy `pooling_mode_*` keys concatenate in it).
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")

@@ -16,10 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from model.config import EncoderConfig
-from model.encoder import encode
-from model.errors import CheckpointError
-from model.weights import Params
+from docbeam.model.config import EncoderConfig
+from docbeam.model.encoder import encode
+from docbeam.model.errors import CheckpointError
+from docbeam.model.weights import Params
 
 # ModernBertForTokenClassification puts a dense + norm head before its classifier: not read.
 ARCHITECTURES = ("bert", "xlm-roberta", "roberta")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from model.errors import CheckpointError
+from docbeam.model.errors import CheckpointError
 
 _PAD_NAMES = ("[PAD]", "<pad>", "<|padding|>")
 

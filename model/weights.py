@@ -9,9 +9,9 @@ import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import load_file
 
-from model.architectures import architecture
-from model.config import EncoderConfig
-from model.errors import CheckpointError
+from docbeam.model.architectures import architecture
+from docbeam.model.config import EncoderConfig
+from docbeam.model.errors import CheckpointError
 
 Params = dict
 

@@ -6,7 +6,7 @@
   post-processor like any other.
 """
 
-from model import bert
+from docbeam.model import bert
 
 MODEL_TYPES = ("xlm-roberta", "roberta")
 PREFIXES = ("roberta.",)  # XLMRobertaForX / RobertaForX checkpoints

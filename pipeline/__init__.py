@@ -11,16 +11,16 @@ extractors/  keyphrases, summary, labels, entities: plug-ins on the same encoder
 graph/       the Beam graph: plan, DoFns per stage, assembly, sinks, runner choice
 launch/      flags -> plan -> waves of Beam jobs -> manifest; estimate, submit, finalize
 
-Entry points: cli (`docbeam`), run (`python -m pipeline.run`), finalize (`python -m pipeline.finalize`),
+Entry points: cli (`docbeam`), run (`python -m docbeam.pipeline.run`), finalize (`python -m docbeam.pipeline.finalize`),
 and `pipeline.embed(texts, model=...)`: vectors for queries, computed as the pipeline computes them.
 """
 
 
 def __getattr__(attr: str):
-    # Loaded on first use: `import pipeline.core...` must not load JAX (the command line checks
+    # Loaded on first use: `import docbeam.pipeline.core...` must not load JAX (the command line checks
     # flags before JAX and Beam load).
     if attr == "embed":
-        from pipeline.encode.embed import embed
+        from docbeam.pipeline.encode.embed import embed
 
         return embed
     raise AttributeError(f"module 'pipeline' has no attribute {attr!r}")

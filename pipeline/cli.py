@@ -15,9 +15,9 @@ import os
 import sys
 from importlib import metadata
 
-from pipeline import run
-from pipeline.core.command_line import Parser, check_job_args, without_own_flags
-from pipeline.core.flags import DTYPES, UsageError, positive_int
+from docbeam.pipeline import run
+from docbeam.pipeline.core.command_line import Parser, check_job_args, without_own_flags
+from docbeam.pipeline.core.flags import DTYPES, UsageError, positive_int
 
 USAGE = """usage: docbeam <command> [options]
 
@@ -38,7 +38,7 @@ def cmd_run(argv: list[str]) -> int:
 
 
 def cmd_submit(argv: list[str]) -> int:
-    from pipeline.launch import submit
+    from docbeam.pipeline.launch import submit
 
     ns = check_job_args(argv, "docbeam submit", more=submit.add_submit_args)
     opts = submit.dataflow_options(ns)
@@ -67,9 +67,9 @@ def cmd_estimate(argv: list[str]) -> int:
     ns = check_job_args(argv, "docbeam estimate", required=("input",), more=_estimate_flags)
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.launch.console import configure_logging
-    from pipeline.launch.estimate import estimate, render
-    from pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.console import configure_logging
+    from docbeam.pipeline.launch.estimate import estimate, render
+    from docbeam.pipeline.launch.plan import make_plan
 
     configure_logging()
     options = PipelineOptions(without_own_flags(argv, _estimate_flags))
@@ -91,9 +91,9 @@ def cmd_report(argv: list[str]) -> int:
     parser.add_argument("dir", help="the run's --output folder or gs:// prefix")
     parser.add_argument("--json", action="store_true", help="print the JSON instead of the Markdown")
     ns = parser.parse_args(argv)
-    from pipeline.core import tables
-    from pipeline.cost import report
-    from pipeline.io import storage
+    from docbeam.pipeline.core import tables
+    from docbeam.pipeline.cost import report
+    from docbeam.pipeline.io import storage
 
     path = tables.join(ns.dir, tables.COST, "report.json")
     if not storage.exists(path):
@@ -140,10 +140,10 @@ def cmd_embed(argv: list[str]) -> int:
         raise UsageError("no text to embed (give TEXT arguments or --input FILE)")
     import numpy as np
 
-    import kernels
-    from model.config import CheckpointError
-    from pipeline.encode.embed import Embedder
-    from pipeline.launch.plan import resolve_dtype
+    from docbeam.kernels import api as kernels
+    from docbeam.model.config import CheckpointError
+    from docbeam.pipeline.encode.embed import Embedder
+    from docbeam.pipeline.launch.plan import resolve_dtype
 
     dtype, _ = resolve_dtype(ns.dtype, kernels.platform_of_backend())
     try:
@@ -169,7 +169,7 @@ def cmd_kernels(argv: list[str]) -> int:
         "--window", type=positive_int, default=None, help="a local window (tokens either side), e.g. 64"
     )
     args = parser.parse_args(argv)
-    import kernels
+    from docbeam.kernels import api as kernels
 
     platform = kernels.platform_of_backend()
     shape = (max(1, min(32, 8192 // args.seq_len)), args.seq_len, 12, 32)
@@ -201,7 +201,7 @@ def cmd_models(argv: list[str]) -> int:
     Parser(
         prog="docbeam models", description="The architectures, pooling modes and model families docbeam reads."
     ).parse_args(argv)
-    from model import ARCHITECTURES, POOLING_MODES
+    from docbeam.model import ARCHITECTURES, POOLING_MODES
 
     print("architectures (config.json model_type):")
     for name, module in ARCHITECTURES.items():

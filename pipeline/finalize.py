@@ -1,10 +1,10 @@
-"""`python -m pipeline.finalize --output gs://BUCKET/out --job-id JOB_ID`: finish a Dataflow
+"""`python -m docbeam.pipeline.finalize --output gs://BUCKET/out --job-id JOB_ID`: finish a Dataflow
 run whose launcher did not wait for its job (the Airflow DAG's last task). The work is
 launch.finalize's."""
 
 import sys
 
-from pipeline.launch.finalize import main
+from docbeam.pipeline.launch.finalize import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,4 +1,4 @@
-"""The plain Beam entry point: `python -m pipeline.run --input GLOB --output DIR [...]`.
+"""The plain Beam entry point: `python -m docbeam.pipeline.run --input GLOB --output DIR [...]`.
 
 Used by Airflow and Dataflow, and by `docbeam run`. The command line is checked before Beam
 and JAX load (a mistake answers at once, in one line, exit 2); the work is launch.job's.
@@ -6,18 +6,18 @@ and JAX load (a mistake answers at once, in one line, exit 2); the work is launc
 
 import sys
 
-from pipeline.core.command_line import check_job_args
-from pipeline.core.flags import RUN_DESCRIPTION, UsageError
+from docbeam.pipeline.core.command_line import check_job_args
+from docbeam.pipeline.core.flags import RUN_DESCRIPTION, UsageError
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m pipeline.run") -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.run") -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         check_job_args(argv, prog, description=RUN_DESCRIPTION)
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
-    from pipeline.launch.console import run_main  # Beam and JAX load here, after the check
+    from docbeam.pipeline.launch.console import run_main  # Beam and JAX load here, after the check
 
     return run_main(argv, prog)
 

@@ -7,6 +7,9 @@ import tempfile
 from collections.abc import Iterator
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # CI has no accelerator; never probe for one
+# Subprocesses started from the repository root must not find its folders as top-level packages:
+# docbeam is imported as docbeam.*, and a bare `pipeline.x` that works only from the root is a bug.
+os.environ.setdefault("PYTHONSAFEPATH", "1")
 # Compiled encoders shared by every test process of a session (and the next session here),
 # not written to the user's own ~/.cache.
 os.environ.setdefault("DOCBEAM_COMPILE_CACHE", os.path.join(tempfile.gettempdir(), "docbeam-test-xla"))
@@ -26,7 +29,7 @@ def sample_run(tmp_path_factory):
 # ======================================================================================
 # GCS: a real emulator process, and a fault-injecting proxy in front of it (issue 7).
 # ======================================================================================
-from pipeline.io import storage
+from docbeam.pipeline.io import storage
 from tests.support.faulty_proxy import FaultyProxy
 from tests.support.gcs_emulator import GcsEmulator, run_gcs_emulator
 

@@ -5,9 +5,9 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.cost.memwatch import rss_bytes
-from pipeline.io import outputs
-from pipeline.launch.job import run
+from docbeam.pipeline.cost.memwatch import rss_bytes
+from docbeam.pipeline.io import outputs
+from docbeam.pipeline.launch.job import run
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples" / "docs"

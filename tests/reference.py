@@ -10,7 +10,7 @@ def st_model():
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from model.checkpoint import default_checkpoint_dir
+    from docbeam.model.checkpoint import default_checkpoint_dir
 
     torch.set_num_threads(2)
     return SentenceTransformer(str(default_checkpoint_dir()), device="cpu")

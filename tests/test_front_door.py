@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.beam_flags import BEAM_FLAGS, BEAM_VERSION
-from pipeline.core.flags import docbeam_flag_names
+from docbeam.pipeline.core.beam_flags import BEAM_FLAGS, BEAM_VERSION
+from docbeam.pipeline.core.flags import docbeam_flag_names
 from tests.helpers import REPO, SAMPLES, write_jsonl
 
 DOCBEAM = str(Path(sys.executable).parent / "docbeam")
@@ -85,7 +85,7 @@ MISTAKES = [
 @pytest.mark.parametrize(("args", "message"), MISTAKES, ids=[" ".join(a)[:40] for a, _ in MISTAKES])
 def test_user_mistakes_are_one_line_exit_2_before_beam_and_jax_load(args, message):
     code = (
-        "import sys; from pipeline.cli import main; rc = main(sys.argv[1:]); "
+        "import sys; from docbeam.pipeline.cli import main; rc = main(sys.argv[1:]); "
         "print(rc, 'apache_beam' in sys.modules, 'jax' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO, timeout=60)
@@ -124,7 +124,7 @@ def test_version_help_and_bare_command():
 
 @pytest.mark.slow
 def test_exit_codes_for_rejections(tmp_path, capsys):
-    from pipeline.run import main
+    from docbeam.pipeline.run import main
 
     bad = write_jsonl(tmp_path / "bodies.jsonl", [{"id": i, "body": f"text number {i}"} for i in range(4)])
     assert main(["--input", str(bad), "--output", str(tmp_path / "all")]) == 3

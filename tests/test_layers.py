@@ -12,31 +12,32 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("kernels", "model", "pipeline", "infra")
+# folder -> the name it is imported by
+PACKAGES = {"kernels": "docbeam.kernels", "model": "docbeam.model", "pipeline": "docbeam.pipeline", "infra": "infra"}
 # Lower rank = lower layer. A module may import its own layer or any layer ranked below it.
 RANK = {
-    "kernels": 0,
-    "model": 1,
-    "pipeline.core": 2,
-    "pipeline.io": 3,
-    "pipeline.ingest": 4,
-    "pipeline.cost": 4,
-    "pipeline.encode": 5,
-    "pipeline.extractors": 5,
-    "pipeline.graph": 6,
-    "pipeline.launch": 7,
-    "pipeline": 8,  # entry points: cli, run, finalize
+    "docbeam.kernels": 0,
+    "docbeam.model": 1,
+    "docbeam.pipeline.core": 2,
+    "docbeam.pipeline.io": 3,
+    "docbeam.pipeline.ingest": 4,
+    "docbeam.pipeline.cost": 4,
+    "docbeam.pipeline.encode": 5,
+    "docbeam.pipeline.extractors": 5,
+    "docbeam.pipeline.graph": 6,
+    "docbeam.pipeline.launch": 7,
+    "docbeam.pipeline": 8,  # entry points: cli, run, finalize
     "infra": 9,
 }
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    folder, *parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join([PACKAGES[folder], *(parts[:-1] if parts[-1] == "__init__" else parts)])
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")}
+    return {module_name(p): p for folder in PACKAGES for p in (REPO / folder).rglob("*.py")}
 
 
 def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
@@ -130,9 +131,9 @@ def test_no_import_cycles():
 def test_the_checker_sees_function_local_and_upward_imports(tmp_path):
     """The walk must see an import inside a function: that is how today's cycle hid."""
     src = tmp_path / "m.py"
-    src.write_text("def f():\n    from pipeline.launch import job\n    return job\n")
-    assert imports_of(src, "pipeline.core.m", set(modules())) == {"pipeline.launch.job"}
-    assert RANK[layer("pipeline.launch.job")] > RANK[layer("pipeline.core.m")]
+    src.write_text("def f():\n    from docbeam.pipeline.launch import job\n    return job\n")
+    assert imports_of(src, "docbeam.pipeline.core.m", set(modules())) == {"docbeam.pipeline.launch.job"}
+    assert RANK[layer("docbeam.pipeline.launch.job")] > RANK[layer("docbeam.pipeline.core.m")]
 
 
 def test_only_the_pipeline_imports_beam():
@@ -142,13 +143,19 @@ def test_only_the_pipeline_imports_beam():
             mod = node.module if isinstance(node, ast.ImportFrom) else None
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [mod or ""]
             if any(n.split(".")[0] == "apache_beam" for n in names):
-                beam_users[name.split(".")[0]].append(name)
+                beam_users[name.split(".")[1]].append(name)
     assert set(beam_users) <= {"pipeline"}, dict(beam_users)
 
 
 @pytest.mark.parametrize(
     "module",
-    ["pipeline.core.flags", "pipeline.core.records", "pipeline.core.tables", "pipeline.core.hardware", "kernels"],
+    [
+        "docbeam.pipeline.core.flags",
+        "docbeam.pipeline.core.records",
+        "docbeam.pipeline.core.tables",
+        "docbeam.pipeline.core.hardware",
+        "docbeam.kernels.api",
+    ],
 )
 def test_the_bottom_loads_neither_beam_nor_jax(module):
     code = f"import sys, {module}; print(sorted(m for m in ('jax', 'apache_beam') if m in sys.modules))"

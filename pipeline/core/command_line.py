@@ -9,8 +9,8 @@ import argparse
 import difflib
 from collections.abc import Callable
 
-from pipeline.core.beam_flags import BEAM_FLAGS
-from pipeline.core.flags import UsageError, add_job_flags, docbeam_flag_names
+from docbeam.pipeline.core.beam_flags import BEAM_FLAGS
+from docbeam.pipeline.core.flags import UsageError, add_job_flags, docbeam_flag_names
 
 
 class Parser(argparse.ArgumentParser):

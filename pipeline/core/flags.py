@@ -1,7 +1,7 @@
 """Every flag of a docbeam job, defined once with plain argparse (no Beam, no JAX here).
 
 `launch.options.DocbeamOptions` hands them to Beam, so the same flags work for `docbeam run`,
-`python -m pipeline.run` (Airflow, Dataflow) and reach the workers; the command line checks
+`python -m docbeam.pipeline.run` (Airflow, Dataflow) and reach the workers; the command line checks
 them here before Beam and JAX load.
 
 Each flag is registered as `--max-seq-len` and `--max_seq_len`: people type dashes, while
@@ -10,10 +10,10 @@ Beam re-serialises options to workers by their underscore dest names.
 
 import argparse
 
-import kernels.catalog
-from pipeline.core.hardware import worker_for
+from docbeam.kernels import catalog
+from docbeam.pipeline.core.hardware import worker_for
 
-ATTENTION_CHOICES = ["auto", *kernels.catalog.names()]
+ATTENTION_CHOICES = ["auto", *catalog.names()]
 # The extractors' names; pipeline.extractors.REGISTRY is keyed by exactly these (tested).
 EXTRACTORS = ["keyphrases", "summary", "labels", "entities"]
 DTYPES = ["float32", "bfloat16"]
@@ -311,7 +311,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         default=4 << 30,
         help="stop reading a compressed file (gzip, a .docx's zip) past this many bytes (bombs; default 4 GiB)",
     )
-    _flag(parser, "pricing", metavar="FILE", help="price table YAML (default infra/pricing/prices.yaml)")
+    _flag(parser, "pricing", metavar="FILE", help="price table YAML (default: the one in the package)")
     _flag(
         parser,
         "hardware",

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from apache_beam.metrics import Metrics
 
-from pipeline.cost import progress
+from docbeam.pipeline.cost import progress
 
 NAMESPACE = "docbeam"
 STAGES = ("match", "parse", "reuse", "chunk", "pack", "encode", "assemble", "write")

@@ -1,4 +1,4 @@
-"""The price table (infra/pricing/prices.yaml, or --pricing FILE) and hourly rates per hardware.
+"""The price table (pipeline/data/prices.yaml, or --pricing FILE) and hourly rates per hardware.
 
 Billing models, as Dataflow bills them:
 - cpu:  vCPU-hours + GB-hours of the worker (a local run is priced as a Dataflow batch
@@ -13,10 +13,9 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.core.hardware import HardwareError, Worker, worker_for
+from docbeam.pipeline.core.hardware import HardwareError, Worker, worker_for
 
-# pipeline/data/prices.yaml links to infra/pricing/prices.yaml, so the table ships inside the
-# package (wheels and worker images follow the link) while infra/pricing/ stays its home.
+# The table's one home: inside the package, so wheels and worker images carry it.
 DEFAULT_TABLE = Path(__file__).resolve().parent.parent / "data" / "prices.yaml"
 
 
@@ -45,7 +44,7 @@ class PriceTable:
             missing = {"unit", "usd"} - set(entry or {})
             if missing or not isinstance(entry["usd"], int | float) or entry["usd"] < 0:
                 raise PricingError(f"price table {path}: entry {pid!r} needs a unit and a non-negative usd")
-        return cls("infra/pricing/prices.yaml (default)" if path == DEFAULT_TABLE else str(path), raw["prices"])
+        return cls("pipeline/data/prices.yaml (default)" if path == DEFAULT_TABLE else str(path), raw["prices"])
 
     def entry(self, pid: str) -> dict:
         if pid not in self.prices:

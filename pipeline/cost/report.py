@@ -13,10 +13,10 @@ import math
 import tempfile
 from pathlib import Path
 
-from pipeline.core import tables
-from pipeline.cost.metering import STAGES
-from pipeline.cost.pricing import Rates
-from pipeline.io import storage
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.cost.metering import STAGES
+from docbeam.pipeline.cost.pricing import Rates
+from docbeam.pipeline.io import storage
 
 SECONDS = {"wall_us": "wall_s", "cpu_us": "cpu_s", "device_us": "device_s", "compile_us": "compile_s"}
 FIELDS = ("elements_in", "elements_out", "bytes_in", "bytes_out", "tokens", "pad_tokens", "rejected", "peak_rss_bytes")

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model.checkpoint import describe_checkpoint
-from pipeline.core.records import Document
-from pipeline.encode.packing import Packer, PackSpec, default_rows
-from pipeline.encode.pooling import doc_embedding
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
-from pipeline.ingest.chunking import Frame, Windowing, chunk_documents
-from pipeline.ingest.sentences import DEFAULT_LANGUAGE
-from pipeline.io import hub
-from pipeline.io.checkpoints import checkpoint_dir
+from docbeam.model.checkpoint import describe_checkpoint
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
+from docbeam.pipeline.encode.pooling import doc_embedding
+from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
+from docbeam.pipeline.io import hub
+from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 
 class Embedder:

@@ -9,12 +9,12 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 
-from pipeline.core.records import Segment, SegmentVector
-from pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
-from pipeline.cost.metering import StageMeter
-from pipeline.encode.packing import PackedBatch
-from pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings, shared_runtime
-from pipeline.io import storage
+from docbeam.pipeline.core.records import Segment, SegmentVector
+from docbeam.pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
+from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.encode.packing import PackedBatch
+from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings, shared_runtime
+from docbeam.pipeline.io import storage
 
 log = logging.getLogger("docbeam.encoder")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline.core.records import Segment
+from docbeam.pipeline.core.records import Segment
 
 MIN_BUCKET = 512  # the shortest row length long windows are split into
 SHORT_ROW = 64  # rows for short segments, when the window is at least 4x longer

@@ -20,12 +20,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-import kernels
-from model import embed_segments, load_checkpoint
-from model.token_classification import load_classifier, read_labels, token_scores
-from pipeline.cost import progress
-from pipeline.encode.packing import PackedBatch, PackSpec
-from pipeline.io.checkpoints import checkpoint_dir
+from docbeam.kernels import api as kernels
+from docbeam.model import embed_segments, load_checkpoint
+from docbeam.model.token_classification import load_classifier, read_labels, token_scores
+from docbeam.pipeline.cost import progress
+from docbeam.pipeline.encode.packing import PackedBatch, PackSpec
+from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 log = logging.getLogger("docbeam.encoder")
 

@@ -4,13 +4,13 @@ Each extractor is one module with one class implementing `base.Extractor`; regis
 `REGISTRY` below. Adding one touches its module and one line here.
 """
 
-from pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError
+from docbeam.pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError
 
 REGISTRY: dict[str, str] = {
-    "keyphrases": "pipeline.extractors.keyphrases:Keyphrases",
-    "summary": "pipeline.extractors.summary:Summary",
-    "labels": "pipeline.extractors.labels:Labels",
-    "entities": "pipeline.extractors.entities:Entities",
+    "keyphrases": "docbeam.pipeline.extractors.keyphrases:Keyphrases",
+    "summary": "docbeam.pipeline.extractors.summary:Summary",
+    "labels": "docbeam.pipeline.extractors.labels:Labels",
+    "entities": "docbeam.pipeline.extractors.entities:Entities",
 }
 
 

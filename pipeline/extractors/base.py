@@ -11,8 +11,8 @@ Segments from all of them ride the same tokenize -> pack -> encode pass as the c
 import numpy as np
 from tokenizers import Tokenizer
 
-from model.tokenizer import SpecialTokens
-from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
+from docbeam.model.tokenizer import SpecialTokens
+from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 
 SHARED_UID = "__shared__"
 

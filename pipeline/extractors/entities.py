@@ -6,9 +6,9 @@ meant to be one more source of `entity:<type>` rows here, riding the encoder pas
 `candidates`/`extract` like the other extractors.
 """
 
-from pipeline.core.records import Document
-from pipeline.extractors.base import Extractor, row
-from pipeline.extractors.patterns import find_entities
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.extractors.base import Extractor, row
+from docbeam.pipeline.extractors.patterns import find_entities
 
 
 class Entities(Extractor):

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
-from pipeline.extractors.base import Extractor, row
-from pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
-from pipeline.ingest.chunking import encode_short
-from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
+from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
+from docbeam.pipeline.extractors.base import Extractor, row
+from docbeam.pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
+from docbeam.pipeline.ingest.chunking import encode_short
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 WORD = re.compile(r"(?u)\b\w\w+\b")
 

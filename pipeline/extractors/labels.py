@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from pipeline.core.flags import LABEL_MIN_SCORE
-from pipeline.core.records import DocInfo, Segment, SegmentVector
-from pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError, row
-from pipeline.ingest.chunking import encode_short
+from docbeam.pipeline.core.flags import LABEL_MIN_SCORE
+from docbeam.pipeline.core.records import DocInfo, Segment, SegmentVector
+from docbeam.pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError, row
+from docbeam.pipeline.ingest.chunking import encode_short
 
 DEFAULT_LABELS = Path(__file__).resolve().parent.parent / "data" / "default_labels.yaml"
 

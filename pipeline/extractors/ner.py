@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from tokenizers import Tokenizer
 
-from model.tokenizer import SpecialTokens
-from pipeline.core.records import Segment
+from docbeam.model.tokenizer import SpecialTokens
+from docbeam.pipeline.core.records import Segment
 
 STRATEGIES = ("simple", "first", "average", "max")
 DEFAULT_STRATEGY = "first"

@@ -14,7 +14,7 @@ tokens are code (`json.dumps(obj) -> str`). Pure: no Beam here.
 import re
 from collections.abc import Iterator
 
-from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 PROMPT = re.compile(
     r"[ \t]*(?:>>>|\(\S+\)[ \t]*\$|\$|%|In \[\d*\]:|PS [^>\n]*>|[A-Za-z]:\\[^>\n]*>|\S+@\S+:\S*[#$])(?:[ \t]|$)"

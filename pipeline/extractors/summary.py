@@ -8,11 +8,11 @@ candidates (prose.py).
 
 import numpy as np
 
-from pipeline.core.records import DocInfo, Document, Segment, SegmentVector
-from pipeline.extractors.base import Extractor, row
-from pipeline.extractors.prose import prose_sentences
-from pipeline.ingest.chunking import encode_short
-from pipeline.ingest.sentences import DEFAULT_LANGUAGE
+from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
+from docbeam.pipeline.extractors.base import Extractor, row
+from docbeam.pipeline.extractors.prose import prose_sentences
+from docbeam.pipeline.ingest.chunking import encode_short
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 
 MIN_WORDS = 3  # shorter "sentences" (labels, "See below.") do not summarise anything
 

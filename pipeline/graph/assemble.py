@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import DocInfo, Provenance, Rejection, SegmentVector, reject
-from pipeline.encode.pooling import doc_embedding
+from docbeam.pipeline.core.records import DocInfo, Provenance, Rejection, SegmentVector, reject
+from docbeam.pipeline.encode.pooling import doc_embedding
 
 STAGE = "assemble"
 

@@ -9,16 +9,24 @@ rejection joins errors/.
 
 import apache_beam as beam
 
-from model.tokenizer import load_tokenizer
-from pipeline.core import tables
-from pipeline.core.records import Segment
-from pipeline.core.tables import ERRORS
-from pipeline.encode.handler import EncoderHandler
-from pipeline.extractors import SHARED_UID
-from pipeline.graph import ner, reuse, sinks
-from pipeline.graph.dofns import Assemble, ChunkDocuments, KnownFile, MatchGlob, PackSegments, ParseFile, text_kib
-from pipeline.graph.plan import JobPlan
-from pipeline.io.checkpoints import checkpoint_dir
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.core.records import Segment
+from docbeam.pipeline.core.tables import ERRORS
+from docbeam.pipeline.encode.handler import EncoderHandler
+from docbeam.pipeline.extractors import SHARED_UID
+from docbeam.pipeline.graph import ner, reuse, sinks
+from docbeam.pipeline.graph.dofns import (
+    Assemble,
+    ChunkDocuments,
+    KnownFile,
+    MatchGlob,
+    PackSegments,
+    ParseFile,
+    text_kib,
+)
+from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 
 def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None) -> dict[str, beam.PCollection]:

@@ -10,19 +10,19 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from model.tokenizer import load_tokenizer
-from pipeline.core import fingerprint
-from pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
-from pipeline.core.tables import ERRORS
-from pipeline.cost.metering import StageMeter
-from pipeline.encode.packing import PackedBatch, Packer, PackSpec
-from pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
-from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
-from pipeline.ingest.parse import ParseConfig, format_of, parse_file
-from pipeline.ingest.sandbox import Sandbox
-from pipeline.ingest.sources import InputGlob, name_of
-from pipeline.io.checkpoints import checkpoint_dir
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.core import fingerprint
+from docbeam.pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
+from docbeam.pipeline.core.tables import ERRORS
+from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.encode.packing import PackedBatch, Packer, PackSpec
+from docbeam.pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
+from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
+from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.ingest.sources import InputGlob, name_of
+from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 STAGE_ASSEMBLE = "assemble"
 

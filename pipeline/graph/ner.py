@@ -21,18 +21,18 @@ import apache_beam as beam
 import numpy as np
 from apache_beam.ml.inference.base import RunInference
 
-from model.tokenizer import load_tokenizer
-from pipeline.core import fingerprint
-from pipeline.core.records import Document, Segment
-from pipeline.cost.metering import StageMeter
-from pipeline.encode.handler import EncoderHandler
-from pipeline.extractors.base import row
-from pipeline.extractors.ner import WindowReader, document_entities
-from pipeline.graph.dofns import PackSegments, text_kib
-from pipeline.graph.plan import JobPlan
-from pipeline.ingest.chunking import Frame
-from pipeline.ingest.ner_windows import Chunker, model_windows
-from pipeline.io.checkpoints import checkpoint_dir
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.core import fingerprint
+from docbeam.pipeline.core.records import Document, Segment
+from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.encode.handler import EncoderHandler
+from docbeam.pipeline.extractors.base import row
+from docbeam.pipeline.extractors.ner import WindowReader, document_entities
+from docbeam.pipeline.graph.dofns import PackSegments, text_kib
+from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.ingest.chunking import Frame
+from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
+from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 STAGE_WINDOWS, STAGE_PACK, STAGE_ENTITIES = "ner_windows", "ner_pack", "ner_entities"
 DOCS = "docs"

@@ -2,14 +2,14 @@
 
 from dataclasses import dataclass, field
 
-from model.config import EncoderConfig
-from pipeline.core import fingerprint
-from pipeline.encode.packing import PackSpec
-from pipeline.encode.runtime import EncoderSettings
-from pipeline.extractors import Extractor
-from pipeline.ingest.chunking import Frame, Windowing
-from pipeline.ingest.parse import ParseConfig
-from pipeline.ingest.sources import InputGlob
+from docbeam.model.config import EncoderConfig
+from docbeam.pipeline.core import fingerprint
+from docbeam.pipeline.encode.packing import PackSpec
+from docbeam.pipeline.encode.runtime import EncoderSettings
+from docbeam.pipeline.extractors import Extractor
+from docbeam.pipeline.ingest.chunking import Frame, Windowing
+from docbeam.pipeline.ingest.parse import ParseConfig
+from docbeam.pipeline.ingest.sources import InputGlob
 
 
 @dataclass(frozen=True)

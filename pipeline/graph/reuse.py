@@ -16,11 +16,11 @@ import json
 
 import apache_beam as beam
 
-from pipeline.core import fingerprint, tables
-from pipeline.core.records import Document, reject
-from pipeline.cost.metering import StageMeter
-from pipeline.graph.assemble import STAGE, pages_of, section_of
-from pipeline.graph.plan import JobPlan
+from docbeam.pipeline.core import fingerprint, tables
+from docbeam.pipeline.core.records import Document, reject
+from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.graph.assemble import STAGE, pages_of, section_of
+from docbeam.pipeline.graph.plan import JobPlan
 
 REUSE = "reuse"
 

@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.core.records import Rejection
-from pipeline.cost.metering import StageMeter
+from docbeam.pipeline.core.records import Rejection
+from docbeam.pipeline.cost.metering import StageMeter
 
 ROWS_PER_TABLE = 2048
 

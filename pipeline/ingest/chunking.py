@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from tokenizers import Tokenizer
 
-from model.checkpoint import Checkpoint
-from model.prompts import PromptTokens, prompt_tokens
-from model.tokenizer import SpecialTokens
-from pipeline.core.records import Document, Segment
-from pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
+from docbeam.model.checkpoint import Checkpoint
+from docbeam.model.prompts import PromptTokens, prompt_tokens
+from docbeam.model.tokenizer import SpecialTokens
+from docbeam.pipeline.core.records import Document, Segment
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 BLOCK_CHARS = 100_000
 # Bumped whenever the same text and settings can give other chunks: part of every document's

@@ -1,8 +1,8 @@
 """Documents from records with fields (JSONL objects, Parquet rows): which field is the id,
 which the text, and the rest kept as metadata. Pure: no Beam here."""
 
-from pipeline.core.records import Document, Provenance, Rejection, reject
-from pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.core.records import Document, Provenance, Rejection, reject
+from docbeam.pipeline.ingest.config import ParseConfig
 
 STAGE = "parse"
 Record = Document | Rejection

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from tokenizers import Tokenizer
 
-from model.tokenizer import SpecialTokens
-from pipeline.core.records import Document, Segment
-from pipeline.ingest.chunking import Frame, Windowing, chunk_documents
+from docbeam.model.tokenizer import SpecialTokens
+from docbeam.pipeline.core.records import Document, Segment
+from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
 
 KIND = "ner"
 

@@ -16,12 +16,12 @@ import io
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import Rejection, Skipped, reject
-from pipeline.ingest import detect
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record
-from pipeline.ingest.sandbox import Sandbox
-from pipeline.ingest.sources import relabel
+from docbeam.pipeline.core.records import Rejection, Skipped, reject
+from docbeam.pipeline.ingest import detect
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record
+from docbeam.pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.ingest.sources import relabel
 
 # extension -> format module under pipeline.ingest.formats
 FORMATS = {
@@ -92,7 +92,7 @@ def _parse(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig, sandb
                 return
             if not _rewind(f):
                 f = files.enter_context(open_file())
-            parser = importlib.import_module(f"pipeline.ingest.formats.{fmt}").parse
+            parser = importlib.import_module(f"docbeam.pipeline.ingest.formats.{fmt}").parse
             yield from parser(path, f, cfg, sandbox)
     except OSError as exc:  # unreadable file (permissions, vanished object): the file is rejected
         yield reject(STAGE, "unreadable", path, str(exc))

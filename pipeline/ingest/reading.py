@@ -7,7 +7,7 @@ import re
 import zlib
 from typing import BinaryIO
 
-from pipeline.core.records import Rejection, reject
+from docbeam.pipeline.core.records import Rejection, reject
 
 STAGE = "parse"
 

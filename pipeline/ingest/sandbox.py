@@ -11,7 +11,7 @@ A failed call raises ParseProblem(code, message): `parse_timeout` (the child is 
 `parse_crashed` (the child died, or the library raised something its adapter does not know:
 the child is ended too), or the adapter's own code (`pdf_encrypted`, ...); the next call
 starts a fresh child. The child
-runs `python -m pipeline.ingest.sandbox FD MEMORY_MB` and speaks pickled tuples over a socket.
+runs `python -m docbeam.pipeline.ingest.sandbox FD MEMORY_MB` and speaks pickled tuples over a socket.
 """
 
 import importlib
@@ -25,9 +25,9 @@ from typing import Any
 
 # Imported by the child before it says it is ready, so a call's deadline never pays for them.
 ADAPTERS = (
-    "pipeline.ingest.adapters.pdf_text",
-    "pipeline.ingest.adapters.docx_text",
-    "pipeline.ingest.adapters.html_main",
+    "docbeam.pipeline.ingest.adapters.pdf_text",
+    "docbeam.pipeline.ingest.adapters.docx_text",
+    "docbeam.pipeline.ingest.adapters.html_main",
 )
 START_TIMEOUT_S = 120.0  # imports on a loaded worker; a child that cannot start is a crash
 
@@ -83,7 +83,7 @@ class Sandbox:
             end.setblocking(True)  # whatever socket.setdefaulttimeout() says (gcsio sets one): the child blocks
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "pipeline.ingest.sandbox", str(theirs.fileno()), str(self.memory_mb)],
+                [sys.executable, "-m", "docbeam.pipeline.ingest.sandbox", str(theirs.fileno()), str(self.memory_mb)],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # stderr stays: a crashing library's last words go to the worker log
@@ -155,6 +155,6 @@ def _serve(fd: int, memory_mb: int) -> None:
 
 if __name__ == "__main__":
     # Serve from the imported module, not __main__: the adapters raise *its* ParseProblem.
-    from pipeline.ingest.sandbox import _serve
+    from docbeam.pipeline.ingest.sandbox import _serve
 
     _serve(int(sys.argv[1]), int(sys.argv[2]))

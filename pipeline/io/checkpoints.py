@@ -17,10 +17,10 @@ from pathlib import Path
 
 from google.cloud import storage
 
-from model.checkpoint import sha256_of
-from model.config import CheckpointError  # one error type for every checkpoint problem
-from pipeline.io import hub
-from pipeline.io.storage import (
+from docbeam.model.checkpoint import sha256_of
+from docbeam.model.config import CheckpointError  # one error type for every checkpoint problem
+from docbeam.pipeline.io import hub
+from docbeam.pipeline.io.storage import (
     GCS_TIMEOUT,
     GS_PREFIX,
     exists,
@@ -62,7 +62,7 @@ def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path
     a download (once per machine) for gs://, the hub cache's snapshot for ORG/NAME[@REV],
     the directory itself otherwise."""
     if not path:
-        from model.checkpoint import default_checkpoint_dir
+        from docbeam.model.checkpoint import default_checkpoint_dir
 
         return default_checkpoint_dir()
     if is_gcs(path):

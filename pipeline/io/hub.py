@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.errors import CheckpointError
+from docbeam.model.errors import CheckpointError
 
 # What a checkpoint needs (fnmatch patterns, also used for gs:// checkpoints).
 CHECKPOINT_PATTERNS = (

@@ -7,8 +7,8 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.core import tables as t
-from pipeline.io import storage
+from docbeam.pipeline.core import tables as t
+from docbeam.pipeline.io import storage
 
 
 def existing(output: str, tables: tuple[str, ...], files: tuple[str, ...] = ()) -> list[str]:

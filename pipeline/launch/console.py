@@ -4,9 +4,9 @@ import logging
 import os
 import sys
 
-from pipeline.core.flags import UsageError
-from pipeline.cost import report
-from pipeline.launch.job import Interrupted, RunResult, Stopped, run
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.cost import report
+from docbeam.pipeline.launch.job import Interrupted, RunResult, Stopped, run
 
 EXIT_OK, EXIT_ACCOUNTING, EXIT_USAGE, EXIT_REJECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -73,7 +73,7 @@ def configure_logging() -> None:
 
 
 def run_main(argv: list[str], prog: str) -> int:
-    """`docbeam run` and `python -m pipeline.run`: run the job, print the summary, and exit
+    """`docbeam run` and `python -m docbeam.pipeline.run`: run the job, print the summary, and exit
     with the status the module docstring of pipeline.cli lists."""
     configure_logging()
     try:

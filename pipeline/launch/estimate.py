@@ -21,18 +21,18 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from model import EncoderConfig, flops_per_token
-from pipeline.core.flags import UsageError
-from pipeline.core.hardware import catalogue, parse_spec
-from pipeline.core.records import Document, Skipped
-from pipeline.cost.pricing import PriceTable, Rates
-from pipeline.graph.plan import JobPlan
-from pipeline.ingest.parse import ParseConfig, format_of, parse_file
-from pipeline.ingest.sandbox import Sandbox
-from pipeline.ingest.sources import for_glob
-from pipeline.io import storage
-from pipeline.launch.execute import execute
-from pipeline.launch.plan import list_files
+from docbeam.model import EncoderConfig, flops_per_token
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.hardware import catalogue, parse_spec
+from docbeam.pipeline.core.records import Document, Skipped
+from docbeam.pipeline.cost.pricing import PriceTable, Rates
+from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.ingest.sources import for_glob
+from docbeam.pipeline.io import storage
+from docbeam.pipeline.launch.execute import execute
+from docbeam.pipeline.launch.plan import list_files
 
 
 class _Counting:

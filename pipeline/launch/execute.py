@@ -6,11 +6,11 @@ import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.cost.metering import NAMESPACE
-from pipeline.encode.runtime import finish_profiles
-from pipeline.graph import build as graph
-from pipeline.graph import runners
-from pipeline.graph.plan import JobPlan
+from docbeam.pipeline.cost.metering import NAMESPACE
+from docbeam.pipeline.encode.runtime import finish_profiles
+from docbeam.pipeline.graph import build as graph
+from docbeam.pipeline.graph import runners
+from docbeam.pipeline.graph.plan import JobPlan
 
 
 def stage_totals(result) -> dict[str, dict[str, int]]:

@@ -1,6 +1,6 @@
 """Finish a Dataflow run whose launcher did not wait for its job.
 
-    python -m pipeline.finalize --output gs://BUCKET/out --job-id JOB_ID
+    python -m docbeam.pipeline.finalize --output gs://BUCKET/out --job-id JOB_ID
 
 Airflow's Beam operator returns (and may end the launching `pipeline/run.py`) as soon as
 Dataflow has the job, so the steps `run.py` takes after the job (commit the wave, read the
@@ -18,15 +18,15 @@ import sys
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.core import tables
-from pipeline.core.flags import UsageError
-from pipeline.io import storage
-from pipeline.launch import waves
-from pipeline.launch.console import configure_logging, exit_status, summary
-from pipeline.launch.execute import stage_totals
-from pipeline.launch.job import RunResult, finalize, make_rates
-from pipeline.launch.options import DocbeamOptions
-from pipeline.launch.plan import list_files, make_plan, remote_attention
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.io import storage
+from docbeam.pipeline.launch import waves
+from docbeam.pipeline.launch.console import configure_logging, exit_status, summary
+from docbeam.pipeline.launch.execute import stage_totals
+from docbeam.pipeline.launch.job import RunResult, finalize, make_rates
+from docbeam.pipeline.launch.options import DocbeamOptions
+from docbeam.pipeline.launch.plan import list_files, make_plan, remote_attention
 
 
 class _FinishedJob:

@@ -1,6 +1,6 @@
 """One docbeam job from its flags to its manifest: plan, run wave by wave, finalise.
 
-Used by `docbeam run`, `python -m pipeline.run` (Airflow, Dataflow) and the tests. After the
+Used by `docbeam run`, `python -m docbeam.pipeline.run` (Airflow, Dataflow) and the tests. After the
 Beam job(s) it reads the outputs back, checks the accounting and writes `_manifest.json` and
 `_cost/`; `launch.finalize` does the same for a Dataflow job whose launcher did not wait.
 """
@@ -16,19 +16,19 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.core import tables
-from pipeline.core.flags import UsageError
-from pipeline.cost import report
-from pipeline.cost.pricing import PriceTable, PricingError, Rates
-from pipeline.graph import runners
-from pipeline.graph.plan import JobPlan, Reuse
-from pipeline.io import outputs, storage
-from pipeline.launch import manifest, waves
-from pipeline.launch.estimate import estimate, render
-from pipeline.launch.execute import execute
-from pipeline.launch.options import DocbeamOptions
-from pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention, stage_for_workers
-from pipeline.launch.progress import Display
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.cost import report
+from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
+from docbeam.pipeline.graph import runners
+from docbeam.pipeline.graph.plan import JobPlan, Reuse
+from docbeam.pipeline.io import outputs, storage
+from docbeam.pipeline.launch import manifest, waves
+from docbeam.pipeline.launch.estimate import estimate, render
+from docbeam.pipeline.launch.execute import execute
+from docbeam.pipeline.launch.options import DocbeamOptions
+from docbeam.pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention, stage_for_workers
+from docbeam.pipeline.launch.progress import Display
 
 log = logging.getLogger("docbeam")
 # Seconds between plain progress lines when stderr is not a terminal (CI, Airflow logs).

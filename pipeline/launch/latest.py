@@ -7,8 +7,8 @@ read before the next run is planned. `--reuse` assumes each run's input is the w
 
 import json
 
-from pipeline.core import tables
-from pipeline.io import storage
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.io import storage
 
 POINTER = "_latest"
 

@@ -7,9 +7,9 @@ import sys
 from collections import Counter
 from importlib import metadata
 
-from pipeline.core import tables
-from pipeline.core.flags import rejection_limit
-from pipeline.io import outputs
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.core.flags import rejection_limit
+from docbeam.pipeline.io import outputs
 
 
 def versions() -> dict:

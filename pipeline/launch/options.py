@@ -4,7 +4,7 @@ import argparse
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipeline.core.flags import add_job_flags
+from docbeam.pipeline.core.flags import add_job_flags
 
 
 class DocbeamOptions(PipelineOptions):

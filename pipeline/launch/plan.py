@@ -12,25 +12,25 @@ from pathlib import Path
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
-import kernels
-from model.checkpoint import describe_checkpoint, sha256_of
-from model.config import CheckpointError
-from model.token_classification import load_classifier, read_labels
-from pipeline import extractors
-from pipeline.core import fingerprint, tables
-from pipeline.core.flags import UsageError, extract_list
-from pipeline.core.hardware import catalogue, parse_spec
-from pipeline.encode.packing import PackSpec, default_rows
-from pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
-from pipeline.extractors.labels import DEFAULT_LABELS
-from pipeline.graph import runners
-from pipeline.graph.plan import JobPlan, NerPlan, Reuse
-from pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing, default_stride
-from pipeline.ingest.parse import FORMATS, ParseConfig, format_of
-from pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
-from pipeline.io import hub, outputs, storage
-from pipeline.io.checkpoints import checkpoint_dir, stage_checkpoint
-from pipeline.launch.options import DocbeamOptions
+from docbeam.kernels import api as kernels
+from docbeam.model.checkpoint import describe_checkpoint, sha256_of
+from docbeam.model.config import CheckpointError
+from docbeam.model.token_classification import load_classifier, read_labels
+from docbeam.pipeline import extractors
+from docbeam.pipeline.core import fingerprint, tables
+from docbeam.pipeline.core.flags import UsageError, extract_list
+from docbeam.pipeline.core.hardware import catalogue, parse_spec
+from docbeam.pipeline.encode.packing import PackSpec, default_rows
+from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
+from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
+from docbeam.pipeline.graph import runners
+from docbeam.pipeline.graph.plan import JobPlan, NerPlan, Reuse
+from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing, default_stride
+from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
+from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
+from docbeam.pipeline.io import hub, outputs, storage
+from docbeam.pipeline.io.checkpoints import checkpoint_dir, stage_checkpoint
+from docbeam.pipeline.launch.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
 

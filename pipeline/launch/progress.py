@@ -12,8 +12,8 @@ import sys
 import threading
 import time
 
-from pipeline.cost import progress
-from pipeline.cost.memwatch import rss_bytes
+from docbeam.pipeline.cost import progress
+from docbeam.pipeline.cost.memwatch import rss_bytes
 
 log = logging.getLogger("docbeam")
 

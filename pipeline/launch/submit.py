@@ -23,9 +23,9 @@ import argparse
 import re
 from collections.abc import Sequence
 
-from pipeline.core.beam_flags import BEAM_FLAGS
-from pipeline.core.flags import UsageError
-from pipeline.core.hardware import HardwareError, catalogue
+from docbeam.pipeline.core.beam_flags import BEAM_FLAGS
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.hardware import HardwareError, catalogue
 
 
 class SubmitError(UsageError):

@@ -15,8 +15,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from pipeline.core import tables
-from pipeline.io import storage
+from docbeam.pipeline.core import tables
+from docbeam.pipeline.io import storage
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=2000)
     args = ap.parse_args()
 
-    from model.checkpoint import default_checkpoint_dir, describe_checkpoint
-    from model.tokenizer import load_tokenizer
-    from pipeline.core.records import Document
-    from pipeline.ingest.chunking import Frame, Windowing, chunk_documents
-    from pipeline.ingest.sentences import sentences
+    from docbeam.model.checkpoint import default_checkpoint_dir, describe_checkpoint
+    from docbeam.model.tokenizer import load_tokenizer
+    from docbeam.pipeline.core.records import Document
+    from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
+    from docbeam.pipeline.ingest.sentences import sentences
     from tests.benchmarks.embed import build_corpus_file
 
     ckpt = describe_checkpoint(default_checkpoint_dir())

@@ -43,8 +43,8 @@ def _texts(corpus: Path) -> list[dict]:
 
 
 def _truncated_tokens(texts: list[str], limit: int = 256) -> int:
-    from model.checkpoint import default_checkpoint_dir
-    from model.tokenizer import load_tokenizer
+    from docbeam.model.checkpoint import default_checkpoint_dir
+    from docbeam.model.tokenizer import load_tokenizer
 
     tok, _ = load_tokenizer(default_checkpoint_dir())
     return sum(min(len(e.ids) + 2, limit) for e in tok.encode_batch(texts, add_special_tokens=False))
@@ -56,8 +56,8 @@ def _truncated_tokens(texts: list[str], limit: int = 256) -> int:
 def worker_docbeam(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
     import numpy as np
 
-    from pipeline.io import outputs
-    from pipeline.launch.job import run
+    from docbeam.pipeline.io import outputs
+    from docbeam.pipeline.launch.job import run
 
     t0 = time.perf_counter()
     res = run(
@@ -97,8 +97,8 @@ def worker_mltransform(corpus: Path, out: Path, dtype: str, extra: list[str]) ->
     from apache_beam.ml.transforms.embeddings.huggingface import SentenceTransformerEmbeddings
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from model.checkpoint import default_checkpoint_dir
-    from pipeline.graph.runners import resolve
+    from docbeam.model.checkpoint import default_checkpoint_dir
+    from docbeam.pipeline.graph.runners import resolve
 
     docs = _texts(corpus)
     t0 = time.perf_counter()
@@ -270,8 +270,8 @@ def _median(xs: list[float]) -> float:
 
 
 def render(rep: dict) -> str:
-    from model import flops_per_token, read_config
-    from model.checkpoint import default_checkpoint_dir
+    from docbeam.model import flops_per_token, read_config
+    from docbeam.model.checkpoint import default_checkpoint_dir
 
     runs = rep["runs"]
     rates = {}

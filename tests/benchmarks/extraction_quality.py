@@ -24,7 +24,7 @@ THRESHOLDS = [round(t, 2) for t in np.arange(0.0, 0.31, 0.02)]
 
 
 def entity_quality() -> dict:
-    from pipeline.extractors.patterns import TYPES, find_entities
+    from docbeam.pipeline.extractors.patterns import TYPES, find_entities
     from tests.extractors.labelled import entity_examples, score_entities
 
     out = {}
@@ -65,7 +65,7 @@ def label_accuracy(docs: list[dict], best: dict[str, tuple[str, float]], min_sco
 
 
 def labels_quality() -> dict:
-    from pipeline.core.flags import LABEL_MIN_SCORE
+    from docbeam.pipeline.core.flags import LABEL_MIN_SCORE
     from tests.extractors.labelled import load_jsonl
 
     docs = {s: load_jsonl(f"labels_{s}.jsonl") for s in SPLITS}

@@ -45,8 +45,8 @@ def corpus(args, tmp: Path, shards: int = 8) -> list[str]:
 def measure(inputs: list[str], out: Path, device_us: float, extra: list[str], threads: int = 1) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.launch.job import run
-    from pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.job import run
+    from docbeam.pipeline.launch.plan import make_plan
 
     argv = [
         "--input",

@@ -45,7 +45,7 @@ def measure(n_docs: int = 150, reference: str = "first-window") -> dict:
     """Run docbeam (the real pipeline) and KeyBERT on the same corpus; agreement with each reference."""
     from keybert import KeyBERT
 
-    from pipeline.extractors.keyphrases import candidates
+    from docbeam.pipeline.extractors.keyphrases import candidates
     from tests.corpus import build_corpus
     from tests.helpers import run_job, table
     from tests.reference import st_model

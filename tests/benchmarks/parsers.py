@@ -130,9 +130,9 @@ def _parse_files(job: tuple[list[tuple[str, bytes]], dict, object]) -> dict:
     """One worker: parse `blobs` after a warm-up file (and, with several workers, once all are
     warm: `barrier`); wall-clock start/end and what came out."""
     blobs, cfg_fields, barrier = job
-    from pipeline.core.records import Document
-    from pipeline.ingest.parse import ParseConfig, parse_file
-    from pipeline.ingest.sandbox import Sandbox
+    from docbeam.pipeline.core.records import Document
+    from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+    from docbeam.pipeline.ingest.sandbox import Sandbox
 
     cfg = ParseConfig(**cfg_fields)
     with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as box:
@@ -205,9 +205,9 @@ def precision_recall(truth: str, got: str) -> tuple[float, float]:
 
 
 def quality(pages: dict[str, bytes], truth: dict, mode: str) -> dict:
-    from pipeline.core.records import Document
-    from pipeline.ingest.parse import ParseConfig, parse_file
-    from pipeline.ingest.sandbox import Sandbox
+    from docbeam.pipeline.core.records import Document
+    from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+    from docbeam.pipeline.ingest.sandbox import Sandbox
 
     ps, rs, missing = [], [], 0
     with Sandbox() as box:
@@ -239,8 +239,8 @@ def main() -> int:
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
 
-    from model.checkpoint import default_checkpoint_dir
-    from model.tokenizer import load_tokenizer
+    from docbeam.model.checkpoint import default_checkpoint_dir
+    from docbeam.model.tokenizer import load_tokenizer
 
     tokenizer, _ = load_tokenizer(default_checkpoint_dir())
     random.seed(0)

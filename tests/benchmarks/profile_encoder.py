@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import kernels
-from model import embed_segments, load_checkpoint
+from docbeam.kernels import api as kernels
+from docbeam.model import embed_segments, load_checkpoint
 
 INSTR = re.compile(r"^\s*(?:ROOT )?%(\S+) = .*?(?:calls=%(\S+?)[,}\s].*?)?op_name=\"([^\"]+)\"")
 

@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from pipeline.cost import progress
-from pipeline.encode.handler import EncoderHandler
-from pipeline.encode.runtime import EncodeStats, InFlight
+from docbeam.pipeline.cost import progress
+from docbeam.pipeline.encode.handler import EncoderHandler
+from docbeam.pipeline.encode.runtime import EncodeStats, InFlight
 
 # Per stand-in batch: host work (chunked tokens) the pipeline did while the batch was "on the
 # device". Above zero, host and device overlapped, so a run takes about max(host, device).

@@ -20,13 +20,13 @@ export PYTHONUNBUFFERED=1
 export JAX_PLATFORMS=${JAX_PLATFORMS:-cuda,cpu}  # tests/conftest.py defaults to cpu otherwise
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import jax; print(jax.__version__, jax.devices())" | tee "$OUT/jax.txt"
-python3 -m kernels.bench --seq 128,256,512,1024,2048,4096 --batch 8 --json "$OUT/bench_f32.json" | tee "$OUT/bench.txt"
-python3 -m kernels.bench --seq 128,256,512,1024,2048,4096 --batch 8 --dtype bfloat16 --json "$OUT/bench_bf16.json" \
+python3 -m docbeam.kernels.bench --seq 128,256,512,1024,2048,4096 --batch 8 --json "$OUT/bench_f32.json" | tee "$OUT/bench.txt"
+python3 -m docbeam.kernels.bench --seq 128,256,512,1024,2048,4096 --batch 8 --dtype bfloat16 --json "$OUT/bench_bf16.json" \
   | tee -a "$OUT/bench.txt"
 # ModernBERT-shaped layer at T=512..8192, global and local window 64 (flash skips key blocks
 # outside the window when compiled): the long-T kernel table of docs/models.md, on the GPU.
-python3 -m kernels.bench --layer modernbert --json "$OUT/bench_modernbert.json" | tee -a "$OUT/bench.txt"
-python3 -m kernels.bench --layer modernbert --dtype bfloat16 --json "$OUT/bench_modernbert_bf16.json" \
+python3 -m docbeam.kernels.bench --layer modernbert --json "$OUT/bench_modernbert.json" | tee -a "$OUT/bench.txt"
+python3 -m docbeam.kernels.bench --layer modernbert --dtype bfloat16 --json "$OUT/bench_modernbert_bf16.json" \
   | tee -a "$OUT/bench.txt"
 python3 -m pytest -q tests/kernels -p no:cacheprovider 2>&1 | tail -30 | tee "$OUT/conformance.txt"
 python3 -c "from pipeline.cli import main; main(['kernels'])" \

@@ -5,15 +5,15 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from model.checkpoint import default_checkpoint_dir, describe_checkpoint
-from model.token_classification import read_labels
-from pipeline.core.records import Document
-from pipeline.encode.handler import _token_scores
-from pipeline.encode.packing import Packer, PackSpec, default_rows
-from pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings
-from pipeline.extractors.ner import Entity, WindowReader, document_entities
-from pipeline.ingest.chunking import Frame, Windowing, default_stride
-from pipeline.ingest.ner_windows import Chunker, model_windows
+from docbeam.model.checkpoint import default_checkpoint_dir, describe_checkpoint
+from docbeam.model.token_classification import read_labels
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.encode.handler import _token_scores
+from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
+from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings
+from docbeam.pipeline.extractors.ner import Entity, WindowReader, document_entities
+from docbeam.pipeline.ingest.chunking import Frame, Windowing, default_stride
+from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
 
 
 def documents(texts: Sequence[str]) -> list[Document]:

@@ -6,11 +6,11 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.flags import LABEL_MIN_SCORE, UsageError
-from pipeline.extractors.keyphrases import WORD
-from pipeline.extractors.prose import prose_sentences
-from pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
-from pipeline.ingest.sentences import sentences
+from docbeam.pipeline.core.flags import LABEL_MIN_SCORE, UsageError
+from docbeam.pipeline.extractors.keyphrases import WORD
+from docbeam.pipeline.extractors.prose import prose_sentences
+from docbeam.pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
+from docbeam.pipeline.ingest.sentences import sentences
 from tests.extractors.labelled import DATA, load_jsonl
 from tests.helpers import SAMPLES, run_job, table
 
@@ -96,7 +96,7 @@ def test_one_encoder_pass_and_extractors_metered(extracted):
         assert f"extract_{name}" in stages and stages[f"extract_{name}"]["elements_in"] == res.manifest["counts"]["ok"]
     # Every segment (chunks, candidates, label descriptions) went through the one encoder
     # stage once; label descriptions once per run, not once per document.
-    from pipeline.extractors.labels import load_labels
+    from docbeam.pipeline.extractors.labels import load_labels
 
     n_descriptions = sum(1 + len(v) for v in load_labels(None).values())  # name + descriptions
     assert stages["encode"]["elements_in"] == stages["chunk"]["elements_out"] + n_descriptions

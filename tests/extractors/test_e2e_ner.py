@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from model.tokenizer import load_tokenizer
-from pipeline.core.records import Document
-from pipeline.ingest.chunking import Windowing
-from pipeline.ingest.ner_windows import model_windows
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.ingest.chunking import Windowing
+from docbeam.pipeline.ingest.ner_windows import model_windows
 from tests.corpus import varied_texts
 from tests.extractors.ner_checkpoints import CONLL, ner_checkpoint
 from tests.extractors.ner_reference import Transformers, as_tuples, embedding_chunker, scores

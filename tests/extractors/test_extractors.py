@@ -5,14 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.core.records import DocInfo, Document, SegmentVector
-from pipeline.extractors import ExtractorError, build
-from pipeline.extractors.keyphrases import Keyphrases, candidates, mmr
-from pipeline.extractors.labels import Labels, load_labels
-from pipeline.extractors.patterns import find_entities
-from pipeline.extractors.prose import prose_sentences
-from pipeline.extractors.summary import Summary
-from pipeline.ingest.sentences import sentences
+from docbeam.pipeline.core.records import DocInfo, Document, SegmentVector
+from docbeam.pipeline.extractors import ExtractorError, build
+from docbeam.pipeline.extractors.keyphrases import Keyphrases, candidates, mmr
+from docbeam.pipeline.extractors.labels import Labels, load_labels
+from docbeam.pipeline.extractors.patterns import find_entities
+from docbeam.pipeline.extractors.prose import prose_sentences
+from docbeam.pipeline.extractors.summary import Summary
+from docbeam.pipeline.ingest.sentences import sentences
 
 INVOICE = (
     "Invoice #1042 from Northwind Traders. Amount due: $1,250.00 by 2026-01-15. Questions? Write to "
@@ -158,7 +158,7 @@ def test_summary_picks_central_prose_sentences_in_order():
 
 
 def test_no_sentences_and_no_candidates_yield_no_rows():
-    from pipeline.extractors.summary import Summary
+    from docbeam.pipeline.extractors.summary import Summary
 
     info = doc_info(n_chars=2, n_tokens=1, n_chunks=1, n_segments=1)
     assert Summary().extract(info, np.ones(3) / np.sqrt(3), [], [], []) == []
@@ -264,8 +264,8 @@ def test_extractor_settings_are_checked():
 def test_flags_reach_the_extractors(tmp_path):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.core.flags import LABEL_MIN_SCORE
-    from pipeline.launch.plan import make_plan
+    from docbeam.pipeline.core.flags import LABEL_MIN_SCORE
+    from docbeam.pipeline.launch.plan import make_plan
     from tests.helpers import SAMPLES
 
     def plan(*flags):
@@ -286,9 +286,9 @@ def test_flags_reach_the_extractors(tmp_path):
 def test_first_window_reference_is_the_document_truncated_at_the_window():
     """KeyBERT ranks against the document cut at the model's window, not against the first
     chunk (which ends at a sentence boundary before it): a reference segment carries that text."""
-    from model.checkpoint import default_checkpoint_dir, describe_checkpoint
-    from pipeline.extractors.keyphrases import REFERENCE
-    from pipeline.ingest.chunking import encode_short
+    from docbeam.model.checkpoint import default_checkpoint_dir, describe_checkpoint
+    from docbeam.pipeline.extractors.keyphrases import REFERENCE
+    from docbeam.pipeline.ingest.chunking import encode_short
 
     ckpt = describe_checkpoint(default_checkpoint_dir())
     text = " ".join(f"Sentence {i} talks about river boats and mountain trains." for i in range(80))

@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from pipeline.core.flags import NER_AGGREGATIONS
-from pipeline.extractors.ner import STRATEGIES
-from pipeline.ingest.chunking import chunk_documents
+from docbeam.pipeline.core.flags import NER_AGGREGATIONS
+from docbeam.pipeline.extractors.ner import STRATEGIES
+from docbeam.pipeline.ingest.chunking import chunk_documents
 from tests.corpus import build_corpus, varied_texts
 from tests.extractors.ner_checkpoints import ner_checkpoint
 from tests.extractors.ner_reference import (

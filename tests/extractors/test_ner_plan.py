@@ -7,11 +7,11 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from safetensors.numpy import load_file, save_file
 
-from model.checkpoint import default_checkpoint_dir, sha256_of
-from pipeline.core.flags import UsageError, job_parser
-from pipeline.encode.runtime import TOKEN_CLASSIFICATION
-from pipeline.io import checkpoints
-from pipeline.launch.plan import make_plan, stage_for_workers
+from docbeam.model.checkpoint import default_checkpoint_dir, sha256_of
+from docbeam.pipeline.core.flags import UsageError, job_parser
+from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION
+from docbeam.pipeline.io import checkpoints
+from docbeam.pipeline.launch.plan import make_plan, stage_for_workers
 from tests.extractors.ner_checkpoints import CONLL, ner_checkpoint
 from tests.helpers import SAMPLES
 from tests.storage.test_hub import COMMIT, lay_out_cache

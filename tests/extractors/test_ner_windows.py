@@ -3,9 +3,9 @@ a span exceeds its window (pipeline.ingest.ner_windows)."""
 
 import pytest
 
-from model.tokenizer import load_tokenizer
-from pipeline.ingest.chunking import BLOCK_CHARS, Windowing, chunk_documents
-from pipeline.ingest.ner_windows import model_windows
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.ingest.chunking import BLOCK_CHARS, Windowing, chunk_documents
+from docbeam.pipeline.ingest.ner_windows import model_windows
 from tests.corpus import varied_texts
 from tests.extractors.ner_checkpoints import ner_checkpoint
 from tests.extractors.ner_reference import documents, embedding_chunker

@@ -3,7 +3,7 @@ naive phone patterns took for phones (issue: 500 `entity:phone` rows, nearly all
 
 import pytest
 
-from pipeline.extractors.patterns import TYPES, find_entities
+from docbeam.pipeline.extractors.patterns import TYPES, find_entities
 from tests.extractors.labelled import ENTITY_SETS, entity_examples, parse_marked, score_entities
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import flags
-from pipeline.core.hardware import catalogue
+from docbeam.pipeline.core import flags
+from docbeam.pipeline.core.hardware import catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 DATAFLOW = REPO / "infra" / "dataflow"
@@ -238,7 +238,7 @@ def test_image_requirements_resolve_with_pip(target, tmp_path):
 def test_the_flex_template_command_line_passes_the_strict_check():
     """What the Flex Template launcher hands pipeline/run.py: every declared parameter, plus
     the launcher's own Beam options; none of it is refused as an unknown flag."""
-    from pipeline.core.command_line import check_job_args
+    from docbeam.pipeline.core.command_line import check_job_args
 
     meta = json.loads((REPO / "infra" / "dataflow" / "flex_template.json").read_text())
     example = {
@@ -269,5 +269,5 @@ def test_the_flex_template_command_line_passes_the_strict_check():
         "--experiments=use_runner_v2",
         "--labels=goog-dataflow-provided-template-type=flex",
     ]
-    ns = check_job_args(argv + launcher, "python -m pipeline.run")
+    ns = check_job_args(argv + launcher, "python -m docbeam.pipeline.run")
     assert ns.input == ["gs://b/in/*"] and ns.output == "gs://b/out"

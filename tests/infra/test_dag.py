@@ -63,9 +63,9 @@ from apache_beam.options.pipeline_options import (  # noqa: E402
     WorkerOptions,
 )
 
-import pipeline.launch.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
-from pipeline.core.hardware import catalogue  # noqa: E402
-from pipeline.launch import submit  # noqa: E402
+import docbeam.pipeline.launch.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
+from docbeam.pipeline.core.hardware import catalogue  # noqa: E402
+from docbeam.pipeline.launch import submit  # noqa: E402
 
 DS = "2026-12-01"
 JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract", "hardware", "reuse"}
@@ -221,7 +221,7 @@ def test_the_command_line_airflow_builds_parses_back_in_beam(dags):
     ]
     # What the operator adds before it starts pipeline/run.py (its own dataflow_config keys),
     # through docbeam's strict command-line check: nothing it passes is refused.
-    from pipeline.core.command_line import check_job_args
+    from docbeam.pipeline.core.command_line import check_job_args
 
     added = {
         "runner": "DataflowRunner",
@@ -231,7 +231,7 @@ def test_the_command_line_airflow_builds_parses_back_in_beam(dags):
         "labels": {"airflow-version": "v3-3-2"},
         "impersonate_service_account": "sa@p2.iam.gserviceaccount.com",
     }
-    check_job_args(beam_options_to_args({**opts, **added}), "python -m pipeline.run")
+    check_job_args(beam_options_to_args({**opts, **added}), "python -m docbeam.pipeline.run")
 
 
 def test_tasks_are_wired_to_the_resolved_options_and_the_pushed_job_id(dags):
@@ -299,7 +299,7 @@ def test_the_finalize_task_fails_when_the_run_failed(dags, monkeypatch, tmp_path
     run that rejected everything fails its task instead of ending green."""
     import types
 
-    import pipeline.launch.finalize as fin
+    import docbeam.pipeline.launch.finalize as fin
 
     verdicts = iter([{"ok": True, "problems": []}, {"ok": False, "problems": ["every document (3) was rejected"]}])
 
@@ -323,7 +323,7 @@ def test_the_daily_run_reuses_the_last_good_output(dags, gcs_emulator):
     params = params_for(dag, bucket=bucket, reuse_previous=True)
     first = dag.get_task("resolve").python_callable(params=params, ds="2026-12-01")
     assert "reuse" not in first["pipeline_options"]  # the first run of a series: nothing to reuse
-    from pipeline.launch import latest
+    from docbeam.pipeline.launch import latest
 
     latest.mark(first["root"], first["output"])
     second = dag.get_task("resolve").python_callable(params=params, ds="2026-12-02")

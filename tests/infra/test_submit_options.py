@@ -12,7 +12,7 @@ from apache_beam.options.pipeline_options import (
     WorkerOptions,
 )
 
-from pipeline.launch import submit
+from docbeam.pipeline.launch import submit
 
 BASE = [
     "--project",
@@ -213,7 +213,7 @@ def test_option_values_with_commas_are_refused_in_argv():
 
 
 def _every_worker():
-    from pipeline.core.hardware import catalogue
+    from docbeam.pipeline.core.hardware import catalogue
 
     for name in catalogue().on_dataflow():
         acc = catalogue().get(name)
@@ -226,8 +226,8 @@ def _every_worker():
 def test_billing_is_the_machine_launched(name, flags):
     """For every accelerator and count: the machine `submit` starts is the one the cost
     report bills, host vCPU and memory included (GPU) or excluded (TPU)."""
-    from pipeline.core.hardware import catalogue
-    from pipeline.cost.pricing import PriceTable, Rates
+    from docbeam.pipeline.core.hardware import catalogue
+    from docbeam.pipeline.cost.pricing import PriceTable, Rates
 
     ns = submit.parse_submit_args(BASE + ["--accelerator", name, *flags])
     launched = submit.dataflow_options(ns)["machine_type"]

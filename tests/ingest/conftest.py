@@ -4,9 +4,9 @@ import io
 
 import pytest
 
-from pipeline.core.records import Document, Rejection, Skipped
-from pipeline.ingest.parse import ParseConfig, parse_file
-from pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.core.records import Document, Rejection, Skipped
+from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from pipeline.ingest.adapters import docx_text, html_main, pdf_text, warc_records
-from pipeline.ingest.sandbox import ParseProblem
+from docbeam.pipeline.ingest.adapters import docx_text, html_main, pdf_text, warc_records
+from docbeam.pipeline.ingest.sandbox import ParseProblem
 from tests.ingest import files
 
 

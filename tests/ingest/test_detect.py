@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.detect import sniff
+from docbeam.pipeline.ingest.detect import sniff
 from tests.ingest import files
 
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from pipeline.io import outputs
+from docbeam.pipeline.io import outputs
 from tests.helpers import run_job, table
 from tests.ingest import files
 

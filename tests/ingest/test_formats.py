@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from pipeline.core.records import Document, Rejection, Skipped
-from pipeline.graph.assemble import pages_of, section_of
+from docbeam.pipeline.core.records import Document, Rejection, Skipped
+from docbeam.pipeline.graph.assemble import pages_of, section_of
 from tests.ingest import files
 
 

@@ -7,12 +7,12 @@ import threading
 
 import pytest
 
-from pipeline.core.records import Document, Rejection
-from pipeline.ingest.parse import ParseConfig, parse_file
-from pipeline.ingest.sandbox import ParseProblem, Sandbox
+from docbeam.pipeline.core.records import Document, Rejection
+from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 from tests.ingest import files
 
-PDF = "pipeline.ingest.adapters.pdf_text:extract"
+PDF = "docbeam.pipeline.ingest.adapters.pdf_text:extract"
 
 
 def parse_one(path: str, data: bytes, sandbox: Sandbox, **cfg):

@@ -17,7 +17,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 
-import kernels  # noqa: E402
+from docbeam.kernels import api as kernels  # noqa: E402
 
 BATCH, SEQ, HEADS, DIM = 4, 40, 2, 16
 

@@ -2,7 +2,7 @@
 
 import jax.numpy as jnp
 
-from kernels.spec import KernelSpec
+from docbeam.kernels.spec import KernelSpec
 
 KERNEL = KernelSpec(
     name="nan_test",

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernels import compat as pc
+from docbeam.kernels import compat as pc
 
 
 def test_tested_jax_line():

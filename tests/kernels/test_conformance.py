@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import kernels
-from kernels import reference
+from docbeam.kernels import api as kernels
+from docbeam.kernels import reference
 
 SEED = int(os.environ.get("DOCBEAM_TEST_SEED", secrets.randbits(32)))
 TOLERANCE = {"float32": 1e-5, "bfloat16": 2e-2}  # max |out - ref| / max |ref|

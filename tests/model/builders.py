@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from model.checkpoint import default_checkpoint_dir
+from docbeam.model.checkpoint import default_checkpoint_dir
 
 HIDDEN, HEADS, FFN = 64, 4, 128
 

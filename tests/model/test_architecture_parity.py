@@ -11,11 +11,11 @@ same way here, so every text is compared whole.
 import numpy as np
 import pytest
 
-from model.checkpoint import describe_checkpoint
-from model.sentence import POOLING_MODES
-from pipeline.core.records import Segment
-from pipeline.encode.packing import Packer, PackSpec, default_rows
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from docbeam.model.checkpoint import describe_checkpoint
+from docbeam.model.sentence import POOLING_MODES
+from docbeam.pipeline.core.records import Segment
+from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
+from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from tests.corpus import varied_texts
 from tests.model.builders import HIDDEN, MULTILINGUAL, checkpoint
 from tests.reference import cosine
@@ -129,8 +129,8 @@ def test_dense_and_normalize_give_the_checkpoints_own_vector(root, arch):
     """Dense layers and Normalize: the same vector, length included (not only its direction)."""
     import jax
 
-    import kernels
-    from model import embed_segments, load_checkpoint
+    from docbeam.kernels import api as kernels
+    from docbeam.model import embed_segments, load_checkpoint
 
     path = checkpoint(arch, root, **HEADS[arch])
     texts = texts_for(arch)[:60]

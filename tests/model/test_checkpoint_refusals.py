@@ -4,8 +4,8 @@ the file and the problem, never a KeyError from deep inside the model."""
 import numpy as np
 import pytest
 
-from model.checkpoint import describe_checkpoint, load_checkpoint
-from model.config import CheckpointError
+from docbeam.model.checkpoint import describe_checkpoint, load_checkpoint
+from docbeam.model.config import CheckpointError
 from tests.model.tiny import write_tiny_bert
 
 

@@ -4,11 +4,11 @@ import jax
 import numpy as np
 import pytest
 
-import kernels
-from model import embed_segments, load_checkpoint
-from pipeline.core.records import Document
-from pipeline.encode.packing import Packer, PackSpec
-from pipeline.ingest.chunking import Windowing, chunk_documents
+from docbeam.kernels import api as kernels
+from docbeam.model import embed_segments, load_checkpoint
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.encode.packing import Packer, PackSpec
+from docbeam.pipeline.ingest.chunking import Windowing, chunk_documents
 from tests.corpus import varied_texts
 from tests.reference import cosine, st_encode
 

@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from model.checkpoint import default_checkpoint_dir, describe_checkpoint
-from model.prompts import prompt_tokens
+from docbeam.model.checkpoint import default_checkpoint_dir, describe_checkpoint
+from docbeam.model.prompts import prompt_tokens
 from tests.corpus import varied_texts
 from tests.model.builders import MULTILINGUAL, checkpoint
 from tests.model.test_architecture_parity import assert_parity, docbeam_vectors, st_vectors

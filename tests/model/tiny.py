@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.numpy import save_file
 
-from model.checkpoint import default_checkpoint_dir
+from docbeam.model.checkpoint import default_checkpoint_dir
 
 HIDDEN, HEADS, FFN, LAYERS, POSITIONS = 8, 2, 16, 1, 64
 

@@ -1,8 +1,8 @@
 import numpy as np
 
-from pipeline.core.records import DocInfo, SegmentVector
-from pipeline.encode.pooling import doc_embedding
-from pipeline.graph.assemble import assemble, pick_winner
+from docbeam.pipeline.core.records import DocInfo, SegmentVector
+from docbeam.pipeline.encode.pooling import doc_embedding
+from docbeam.pipeline.graph.assemble import assemble, pick_winner
 
 
 def vec(uid, index, n, v, kind="chunk"):

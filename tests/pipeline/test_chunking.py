@@ -4,11 +4,11 @@ by about `stride`, and carry exactly the tokens of their own text. Adversarial t
 import numpy as np
 import pytest
 
-from model.checkpoint import default_checkpoint_dir
-from model.tokenizer import load_tokenizer
-from pipeline.core.records import Document
-from pipeline.ingest.chunking import Windowing, chunk_documents, text_blocks
-from pipeline.ingest.sentences import sentences
+from docbeam.model.checkpoint import default_checkpoint_dir
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.ingest.chunking import Windowing, chunk_documents, text_blocks
+from docbeam.pipeline.ingest.sentences import sentences
 from tests.corpus import build_corpus
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import kernels
+from docbeam.kernels import api as kernels
 from tests.helpers import REPO
 
 DOCBEAM = shutil.which("docbeam", path=str(Path(sys.executable).parent)) or "docbeam"

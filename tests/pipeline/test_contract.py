@@ -9,7 +9,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from pipeline.io import outputs
+from docbeam.pipeline.io import outputs
 from tests.helpers import run_job, table, write_jsonl
 
 pytestmark = pytest.mark.slow

@@ -5,14 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from pipeline import cli
-from pipeline.core.flags import UsageError
-from pipeline.cost.memwatch import MemWatch
-from pipeline.cost.pricing import PriceTable, PricingError, Rates
-from pipeline.encode.handler import EncoderHandler
-from pipeline.encode.packing import PackSpec, default_rows
-from pipeline.io import storage
-from pipeline.launch.job import BudgetSpent
+from docbeam.pipeline import cli
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.cost.memwatch import MemWatch
+from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
+from docbeam.pipeline.encode.handler import EncoderHandler
+from docbeam.pipeline.encode.packing import PackSpec, default_rows
+from docbeam.pipeline.io import storage
+from docbeam.pipeline.launch.job import BudgetSpent
 from tests.helpers import SAMPLES, run_job, table
 
 TABLE = PriceTable.load()
@@ -102,7 +102,7 @@ def test_report_renders_and_rerenders(sample_run, capsys):
 def test_chart_title_keeps_its_dollars_and_the_labels_do_not_overlap(sample_run):
     import matplotlib.pyplot as plt
 
-    from pipeline.cost import report
+    from docbeam.pipeline.cost import report
 
     _, res = sample_run
     fig = report.figure(res.cost)
@@ -119,7 +119,7 @@ def test_chart_title_keeps_its_dollars_and_the_labels_do_not_overlap(sample_run)
 
 
 def test_money_keeps_meaningful_digits():
-    from pipeline.cost.report import money
+    from docbeam.pipeline.cost.report import money
 
     assert [money(x) for x in (12.345, 0.5, 0.0123, 0.00001234, 0)] == ["$12.35", "$0.50", "$0.012", "$0.000012", "$0"]
 
@@ -149,8 +149,8 @@ class LeakyHandler(EncoderHandler):
 def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.launch.job import run
-    from pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.job import run
+    from docbeam.pipeline.launch.plan import make_plan
 
     argv = [
         "--input",
@@ -179,8 +179,8 @@ def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
     """`docbeam estimate` as the CLI runs it: flags -> plan -> estimate."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.launch.estimate import estimate
-    from pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.estimate import estimate
+    from docbeam.pipeline.launch.plan import make_plan
 
     options = PipelineOptions(["--input", *globs, *flags])
     return estimate(make_plan(options, needs_output=False), options, pricing=None, **kw)
@@ -233,7 +233,7 @@ def test_budget_check_reuses_its_sample_instead_of_running_it_twice(tmp_path):
 
 @pytest.mark.slow
 def test_an_input_within_the_sample_is_run_and_held_to_the_budget(tmp_path, capsys):
-    from pipeline.run import main
+    from docbeam.pipeline.run import main
     from tests.helpers import write_jsonl
 
     src = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "text": f"small document {i}"} for i in range(4)])

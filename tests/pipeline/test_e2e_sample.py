@@ -5,10 +5,10 @@ import json
 import pyarrow as pa
 import pytest
 
-from model.checkpoint import default_checkpoint_dir
-from model.tokenizer import load_tokenizer
-from pipeline.core.tables import EXTRACTIONS_SCHEMA, chunks_schema, documents_schema
-from pipeline.io import outputs, storage
+from docbeam.model.checkpoint import default_checkpoint_dir
+from docbeam.model.tokenizer import load_tokenizer
+from docbeam.pipeline.core.tables import EXTRACTIONS_SCHEMA, chunks_schema, documents_schema
+from docbeam.pipeline.io import outputs, storage
 from tests.helpers import SAMPLES, table
 
 pytestmark = pytest.mark.slow
@@ -101,7 +101,7 @@ def test_embeddings_are_unit_vectors(sample_run):
 
 
 def test_rerun_refuses_to_mix_outputs_unless_overwrite(sample_run):
-    from pipeline.core.flags import UsageError
+    from docbeam.pipeline.core.flags import UsageError
     from tests.helpers import run_job
 
     out, _ = sample_run
@@ -110,7 +110,7 @@ def test_rerun_refuses_to_mix_outputs_unless_overwrite(sample_run):
 
 
 def test_input_that_matches_nothing_fails_before_the_job(tmp_path):
-    from pipeline.core.flags import UsageError
+    from docbeam.pipeline.core.flags import UsageError
     from tests.helpers import run_job
 
     with pytest.raises(UsageError, match="matches no files: .*nothing-here"):

@@ -16,7 +16,7 @@ DOCBEAM = str(Path(sys.executable).parent / "docbeam")
 
 
 def test_embed_equals_the_stored_chunk_and_document_vectors(sample_run):
-    import pipeline
+    from docbeam import pipeline
 
     out, _ = sample_run
     chunks = table(out, "chunks").to_pylist()[::4]

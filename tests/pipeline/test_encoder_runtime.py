@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from kernels import registry
-from pipeline.core.records import Segment
-from pipeline.encode.packing import Packer, PackSpec
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from docbeam.kernels import registry
+from docbeam.pipeline.core.records import Segment
+from docbeam.pipeline.encode.packing import Packer, PackSpec
+from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from tests.helpers import REPO, SAMPLES, run_job, table
 
 
@@ -61,8 +61,8 @@ CACHE_PROBE = """
 import logging
 logging.basicConfig(level=logging.INFO)
 import jax, numpy as np
-from pipeline.encode.packing import PackSpec
-from pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+from docbeam.pipeline.encode.packing import PackSpec
+from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from tests.pipeline.test_encoder_runtime import _batches
 hits = []
 jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e.endswith("cache_hits") else None)
@@ -118,7 +118,7 @@ def test_sharded_over_four_devices_matches_one(tmp_path):
         cmd = [
             sys.executable,
             "-m",
-            "pipeline.run",
+            "docbeam.pipeline.run",
             "--input",
             str(SAMPLES / "business.parquet"),  # 7 short documents: a batch split over the devices
             str(SAMPLES / "guide.md"),

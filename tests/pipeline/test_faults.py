@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.io import outputs
+from docbeam.pipeline.io import outputs
 from tests.corpus import build_corpus
 from tests.helpers import REPO, SAMPLES, rss_growth, run_job, table, write_jsonl
 
@@ -153,7 +153,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path, sample_run):
     cmd = [
         sys.executable,
         "-m",
-        "pipeline.run",
+        "docbeam.pipeline.run",
         "--input",
         str(SAMPLES / "*"),
         "--output",

@@ -2,8 +2,8 @@
 
 import pytest
 
-from pipeline.core.flags import UsageError
-from pipeline.ingest.sources import glob_root, name_of, relabel
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.ingest.sources import glob_root, name_of, relabel
 from tests.helpers import run_job, table, write_jsonl
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 
-from pipeline.core.records import Segment
-from pipeline.encode.packing import Packer, PackSpec, pack_rows, split_rows, to_batch
+from docbeam.pipeline.core.records import Segment
+from docbeam.pipeline.encode.packing import Packer, PackSpec, pack_rows, split_rows, to_batch
 
 
 def seg(n: int, uid: str = "d", index: int = 0) -> Segment:

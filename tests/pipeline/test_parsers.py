@@ -6,9 +6,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.records import Document, Rejection
-from pipeline.ingest.formats.html import visible_text
-from pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from docbeam.pipeline.core.records import Document, Rejection
+from docbeam.pipeline.ingest.formats.html import visible_text
+from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 
 
 def parse(path: str, data: bytes, **cfg) -> list:

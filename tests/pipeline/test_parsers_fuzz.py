@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.core.records import Document, Rejection, Skipped
-from pipeline.ingest.parse import ParseConfig, parse_file
-from pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.core.records import Document, Rejection, Skipped
+from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 CFG = ParseConfig(max_doc_bytes=4096, max_decompressed_bytes=1 << 16)
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

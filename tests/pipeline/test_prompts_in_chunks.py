@@ -5,7 +5,7 @@ prompt, offsets still refer to the document text, a chunk's vector is sentence-t
 import numpy as np
 import pytest
 
-import pipeline
+from docbeam import pipeline
 from tests.corpus import build_corpus
 from tests.helpers import run_job, table, write_jsonl
 from tests.model.builders import checkpoint

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from pipeline.io import outputs
+from docbeam.pipeline.io import outputs
 from tests.corpus import build_corpus
 from tests.helpers import REPO, run_job, write_jsonl
 from tests.reference import cosine
@@ -107,7 +107,7 @@ def test_other_settings_are_not_silently_reused(runs, tmp_path, caplog):
 def test_a_run_interrupted_during_reuse_resumes_to_the_same_outputs(runs, tmp_path):
     root, *_ = runs
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "pipeline.run", "--input", str(root / "v2" / "*.jsonl"), "--output", str(out)]
+    cmd = [sys.executable, "-m", "docbeam.pipeline.run", "--input", str(root / "v2" / "*.jsonl"), "--output", str(out)]
     cmd += ["--reuse", str(root / "first"), "--wave-files", "1"]
     proc = subprocess.Popen(
         cmd,

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from model.checkpoint import default_checkpoint_dir, sha256_of
-from pipeline.core.flags import UsageError
-from pipeline.io import outputs
+from docbeam.model.checkpoint import default_checkpoint_dir, sha256_of
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.io import outputs
 from tests.helpers import SAMPLES, run_job
 
 pytestmark = pytest.mark.slow

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from model.checkpoint import sha256_of
-from model.errors import CheckpointError
-from pipeline.core.flags import UsageError
-from pipeline.io import checkpoints, hub
-from pipeline.launch.plan import make_plan, stage_for_workers
+from docbeam.model.checkpoint import sha256_of
+from docbeam.model.errors import CheckpointError
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.io import checkpoints, hub
+from docbeam.pipeline.launch.plan import make_plan, stage_for_workers
 from tests.helpers import SAMPLES
 from tests.model.tiny import write_tiny_bert
 

@@ -16,7 +16,7 @@ import pytest
 from google.api_core import exceptions as api_exceptions
 from safetensors.numpy import save_file
 
-from pipeline.io import checkpoints, storage
+from docbeam.pipeline.io import checkpoints, storage
 from tests.support.faulty_proxy import FaultyProxy
 from tests.support.gcs_emulator import GcsEmulator
 
@@ -228,7 +228,7 @@ def test_checkpoint_downloads_once_per_machine(
     # others start, so the lock is really contended.
     faulty_gcs.configure(rate=1.0, kinds=("slow",), slow_s=1.0, only=r"model\.safetensors.*alt=media")
     code = (
-        "import sys; from pathlib import Path; from pipeline.io import checkpoints; "
+        "import sys; from pathlib import Path; from docbeam.pipeline.io import checkpoints; "
         "print(checkpoints.localize_checkpoint(sys.argv[1], cache_dir=Path(sys.argv[2])))"
     )
     procs = [

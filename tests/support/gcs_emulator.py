@@ -20,7 +20,7 @@ from pathlib import Path
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
-from pipeline.io.storage import emulator_env
+from docbeam.pipeline.io.storage import emulator_env
 
 _bucket_names = itertools.count()
 

@@ -132,7 +132,7 @@ def run_py_file() -> str:
     """pipeline/run.py of the docbeam installed where the task runs."""
     import importlib.util
 
-    spec = importlib.util.find_spec("pipeline.run")
+    spec = importlib.util.find_spec("docbeam.pipeline.run")
     if spec is None or spec.origin is None:
         raise RuntimeError("docbeam is not importable on this Airflow worker (pipeline.run)")
     return spec.origin
@@ -156,10 +156,10 @@ with DAG(
 
     @task(multiple_outputs=True)
     def resolve(params: dict | None = None, ds: str | None = None) -> dict:
-        from pipeline.launch import submit
+        from docbeam.pipeline.launch import submit
 
         ns = submit.parse_submit_args(submit_argv(params))
-        from pipeline.launch import latest
+        from docbeam.pipeline.launch import latest
 
         bucket = params["bucket"]
         root = f"gs://{bucket}/{params['output_prefix']}"
@@ -199,8 +199,8 @@ with DAG(
 
     @task
     def finalize(output: str, root: str, ti=None) -> dict:
-        from pipeline.launch import latest
-        from pipeline.launch.finalize import finalize_dataflow
+        from docbeam.pipeline.launch import latest
+        from docbeam.pipeline.launch.finalize import finalize_dataflow
 
         job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
         result = finalize_dataflow(output, job_id)
@@ -225,7 +225,7 @@ with DAG(
 
     @task(multiple_outputs=True)
     def resolve_local(params: dict | None = None, ds: str | None = None) -> dict:
-        from pipeline.launch import latest
+        from docbeam.pipeline.launch import latest
 
         job = job_options(params, params["input"], f"{params['output_root']}/{ds}")
         if params.get("reuse_previous"):
@@ -243,7 +243,7 @@ with DAG(
 
     @task
     def mark_latest(output: str, params: dict | None = None) -> dict:
-        from pipeline.launch import latest
+        from docbeam.pipeline.launch import latest
 
         verdict = latest.mark_if_ok(params["output_root"], output)
         if not verdict["ok"]:

@@ -8,7 +8,7 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 from lxml.etree import XMLSyntaxError
 
-from pipeline.ingest.sandbox import ParseProblem
+from docbeam.pipeline.ingest.sandbox import ParseProblem
 
 BODY = "word/document.xml"
 

@@ -7,7 +7,7 @@ aborts the process when an allocation fails.
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from pipeline.ingest.sandbox import ParseProblem
+from docbeam.pipeline.ingest.sandbox import ParseProblem
 
 LOCKED = (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY)
 

@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 from warcio.archiveiterator import WARCIterator
 
-from pipeline.ingest.sandbox import ParseProblem
+from docbeam.pipeline.ingest.sandbox import ParseProblem
 
 
 @dataclass

@@ -8,11 +8,11 @@ import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import Rejection, reject
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record, from_fields
-from pipeline.ingest.reading import Decompressed
-from pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.core.records import Rejection, reject
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record, from_fields
+from docbeam.pipeline.ingest.reading import Decompressed
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 Row = tuple[int, list[str] | csv.Error]  # (line number where the row ends, its fields or why it has none)
 

@@ -4,14 +4,14 @@ python-docx (in the sandbox), blocks joined by blank lines; headings become sect
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import Provenance, reject
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record, document
-from pipeline.ingest.layout import join_blocks
-from pipeline.ingest.reading import read_capped
-from pipeline.ingest.sandbox import ParseProblem, Sandbox
+from docbeam.pipeline.core.records import Provenance, reject
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record, document
+from docbeam.pipeline.ingest.layout import join_blocks
+from docbeam.pipeline.ingest.reading import read_capped
+from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
-EXTRACT = "pipeline.ingest.adapters.docx_text:extract"
+EXTRACT = "docbeam.pipeline.ingest.adapters.docx_text:extract"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:

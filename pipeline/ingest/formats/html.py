@@ -6,14 +6,14 @@ from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import BinaryIO
 
-from pipeline.core.records import Provenance, reject
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record, document
-from pipeline.ingest.layout import locate
-from pipeline.ingest.reading import decode_markup, read_capped
-from pipeline.ingest.sandbox import ParseProblem, Sandbox
+from docbeam.pipeline.core.records import Provenance, reject
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record, document
+from docbeam.pipeline.ingest.layout import locate
+from docbeam.pipeline.ingest.reading import decode_markup, read_capped
+from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
-MAIN = "pipeline.ingest.adapters.html_main:extract"
+MAIN = "docbeam.pipeline.ingest.adapters.html_main:extract"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:

@@ -5,11 +5,11 @@ import json
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import Rejection, reject
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record, from_fields
-from pipeline.ingest.reading import Decompressed, decode
-from pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.core.records import Rejection, reject
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record, from_fields
+from docbeam.pipeline.ingest.reading import Decompressed, decode
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:

@@ -6,10 +6,10 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.core.records import reject
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record, from_fields
-from pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.core.records import reject
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record, from_fields
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:

@@ -3,11 +3,11 @@
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import Provenance
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import Record, document
-from pipeline.ingest.reading import decode, read_capped
-from pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.core.records import Provenance
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import Record, document
+from docbeam.pipeline.ingest.reading import decode, read_capped
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:

@@ -12,13 +12,13 @@ import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from pipeline.core.records import Rejection, Skipped, reject
-from pipeline.ingest.adapters.warc_records import WarcRecord, records
-from pipeline.ingest.config import ParseConfig
-from pipeline.ingest.fields import STAGE, Record
-from pipeline.ingest.formats.html import page
-from pipeline.ingest.reading import Decompressed, decode_markup
-from pipeline.ingest.sandbox import ParseProblem, Sandbox
+from docbeam.pipeline.core.records import Rejection, Skipped, reject
+from docbeam.pipeline.ingest.adapters.warc_records import WarcRecord, records
+from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.ingest.fields import STAGE, Record
+from docbeam.pipeline.ingest.formats.html import page
+from docbeam.pipeline.ingest.reading import Decompressed, decode_markup
+from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 

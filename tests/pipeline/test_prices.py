@@ -1,4 +1,4 @@
-"""infra/pricing/prices.yaml follows the schema documented at its top."""
+"""pipeline/data/prices.yaml follows the schema documented at its top."""
 
 import datetime as dt
 from pathlib import Path
@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.core.hardware import catalogue
+from docbeam.pipeline.core.hardware import catalogue
 
-PRICES = Path(__file__).resolve().parents[2] / "infra" / "pricing" / "prices.yaml"
+PRICES = Path(__file__).resolve().parents[2] / "pipeline" / "data" / "prices.yaml"
 REQUIRED = {"service", "resource", "region", "unit", "usd", "as_of", "source", "assumed"}
 OPTIONAL = {"note"}
 UNITS = {"vcpu_hour", "gb_hour", "chip_hour", "gpu_hour", "gb_month", "per_10k_ops"}

@@ -1,4 +1,8 @@
-"""Attention kernels behind one contract.
+"""docbeam's attention kernels: the public API and the contract every implementation keeps.
+
+Import it as `from docbeam.kernels import api as kernels`. (The kernels/ folder has no
+`__init__.py`, so that Hugging Face's `kernels` package, which transformers imports, wins over
+this folder when a script runs from a checkout's root.)
 
 Contract (every implementation, no exceptions)::
 
@@ -44,7 +48,7 @@ attention), never a module.
 everything else is loaded from `kernels.registry` on first use.
 """
 
-from kernels.catalog import names
+from docbeam.kernels.catalog import names
 
 _REGISTRY = {
     "Availability",
@@ -62,14 +66,14 @@ _REGISTRY = {
 
 def __getattr__(attr: str):
     if attr in _REGISTRY:
-        from kernels import registry
+        from docbeam.kernels import registry
 
         return getattr(registry, attr)
     if attr == "platform_of_backend":
-        from kernels.spec import platform_of_backend
+        from docbeam.kernels.spec import platform_of_backend
 
         return platform_of_backend
-    raise AttributeError(f"module 'kernels' has no attribute {attr!r}")
+    raise AttributeError(f"module 'docbeam.kernels.api' has no attribute {attr!r}")
 
 
-__all__ = ["names", *sorted(_REGISTRY), "platform_of_backend"]
+__all__ = ["names", *sorted(_REGISTRY | {"platform_of_backend"})]
