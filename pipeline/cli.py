@@ -3,10 +3,7 @@
 Every command checks its command line before Beam and JAX load, so a mistake answers at
 once, in one line, with exit status 2; no user mistake ends in a traceback.
 
-Exit status: 0 done; 1 the run's accounting check failed; 2 a usage error (nothing ran);
-3 more documents were rejected than --max-rejected allows (everything was still written), or
---budget-usd: the projection is over it (nothing started) or it was reached (the waves done
-are committed); 130 interrupted (Ctrl-C).
+Exit statuses: core.exit_status.ExitStatus.
 """
 
 import difflib
@@ -17,6 +14,7 @@ from importlib import metadata
 
 from docbeam.pipeline import run
 from docbeam.pipeline.core.command_line import Parser, check_job_args, without_own_flags
+from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import DTYPES, UsageError, positive_int
 
 USAGE = """usage: docbeam <command> [options]
@@ -54,7 +52,7 @@ def cmd_submit(argv: list[str]) -> int:
             "argv": job_argv,
         }
         print(json.dumps(resolved, indent=2))
-        return 0
+        return ExitStatus.OK
     return run.main(job_argv, prog="docbeam submit")
 
 
@@ -69,7 +67,7 @@ def cmd_estimate(argv: list[str]) -> int:
 
     from docbeam.pipeline.launch.console import configure_logging
     from docbeam.pipeline.launch.estimate import estimate, render
-    from docbeam.pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.planner import make_plan
 
     configure_logging()
     options = PipelineOptions(without_own_flags(argv, _estimate_flags))
@@ -79,7 +77,7 @@ def cmd_estimate(argv: list[str]) -> int:
     if ns.json:
         with open(ns.json, "w") as f:
             json.dump(est, f, indent=2)
-    return 0
+    return ExitStatus.OK
 
 
 def cmd_report(argv: list[str]) -> int:
@@ -101,7 +99,7 @@ def cmd_report(argv: list[str]) -> int:
     data = json.loads(storage.read_text(path))
     report.write(data, ns.dir)
     print(json.dumps(data, indent=2) if ns.json else report.render_markdown(data))
-    return 0
+    return ExitStatus.OK
 
 
 def cmd_embed(argv: list[str]) -> int:
@@ -143,7 +141,7 @@ def cmd_embed(argv: list[str]) -> int:
     from docbeam.kernels import api as kernels
     from docbeam.model.config import CheckpointError
     from docbeam.pipeline.encode.embed import Embedder
-    from docbeam.pipeline.launch.plan import resolve_dtype
+    from docbeam.pipeline.launch.planner import resolve_dtype
 
     dtype, _ = resolve_dtype(ns.dtype, kernels.platform_of_backend())
     try:
@@ -156,7 +154,7 @@ def cmd_embed(argv: list[str]) -> int:
     else:
         json.dump(vectors.tolist(), sys.stdout)
         print()
-    return 0
+    return ExitStatus.OK
 
 
 def cmd_kernels(argv: list[str]) -> int:
@@ -182,7 +180,7 @@ def cmd_kernels(argv: list[str]) -> int:
             print(f"  {'':<10}      {r['note']}")
     auto = kernels.get("auto", platform=platform, shape=shape, dtype=args.dtype, window=args.window)
     print(f"\nauto -> {auto.reason}")
-    return 0
+    return ExitStatus.OK
 
 
 FAMILIES = [
@@ -215,7 +213,7 @@ def cmd_models(argv: list[str]) -> int:
     width = max(len(f) for f, *_ in FAMILIES)
     for family, arch, pooling, repo in FAMILIES:
         print(f"  {family:<{width}} {arch:<12} {pooling:<18} docbeam run --input 'docs/*' --output out --model {repo}")
-    return 0
+    return ExitStatus.OK
 
 
 COMMANDS = {
@@ -235,30 +233,30 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         print(USAGE, file=sys.stderr)
-        return 2
+        return ExitStatus.USAGE
     if argv[0] in ("-h", "--help", "help"):
         print(USAGE)
-        return 0
+        return ExitStatus.OK
     if argv[0] == "--version":
         print(f"docbeam {metadata.version('docbeam')}")
-        return 0
+        return ExitStatus.OK
     command = argv[0]
     if command not in COMMANDS:
         close = difflib.get_close_matches(command, COMMANDS, n=1)
         hint = f" (did you mean {close[0]}?)" if close else f"; commands: {', '.join(COMMANDS)}"
         print(f"docbeam: unknown command {command!r}{hint}", file=sys.stderr)
-        return 2
+        return ExitStatus.USAGE
     try:
         return COMMANDS[command](argv[1:])
     except UsageError as exc:
         print(f"docbeam {command}: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.USAGE
     except KeyboardInterrupt:
         print(f"docbeam {command}: interrupted", file=sys.stderr)
-        return 130
+        return ExitStatus.INTERRUPTED
     except BrokenPipeError:  # `docbeam embed ... | head`: the reader left; nothing to report
         sys.stderr.close()
-        return 0
+        return ExitStatus.OK
 
 
 if __name__ == "__main__":

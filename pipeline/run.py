@@ -7,6 +7,7 @@ and JAX load (a mistake answers at once, in one line, exit 2); the work is launc
 import sys
 
 from docbeam.pipeline.core.command_line import check_job_args
+from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import RUN_DESCRIPTION, UsageError
 
 
@@ -16,7 +17,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.
         check_job_args(argv, prog, description=RUN_DESCRIPTION)
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.USAGE
     from docbeam.pipeline.launch.console import run_main  # Beam and JAX load here, after the check
 
     return run_main(argv, prog)

@@ -27,7 +27,7 @@ def sample_run(tmp_path_factory):
 
 
 # ======================================================================================
-# GCS: a real emulator process, and a fault-injecting proxy in front of it (issue 7).
+# GCS: a real emulator process, and a fault-injecting proxy in front of it.
 # ======================================================================================
 from docbeam.pipeline.io import storage
 from tests.support.faulty_proxy import FaultyProxy

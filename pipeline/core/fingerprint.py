@@ -19,9 +19,15 @@ def document(settings: str, text: str) -> str:
     return hashlib.sha256(f"{settings}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def _as_stored(settings: dict) -> dict:
+    return json.loads(json.dumps(settings, sort_keys=True, default=str))
+
+
 def changed(previous: dict, current: dict) -> list[str]:
     """The settings that differ between two runs, by name: 'dtype (bfloat16 -> float32)'."""
     out = []
+    # Compared as JSON, the form they are stored in: a tuple equals the list read back.
+    previous, current = _as_stored(previous), _as_stored(current)
     for key in sorted(set(previous) | set(current)):
         a, b = previous.get(key), current.get(key)
         if a != b:

@@ -11,14 +11,18 @@ Beam re-serialises options to workers by their underscore dest names.
 import argparse
 
 from docbeam.kernels import catalog
+from docbeam.pipeline.core import exit_status
+from docbeam.pipeline.core.choices import (
+    DTYPES,
+    EXTRACTORS,
+    HTML_TEXT,
+    KEYPHRASE_REFERENCES,
+    NER_AGGREGATIONS,
+    parse_ngrams,
+)
 from docbeam.pipeline.core.hardware import worker_for
 
 ATTENTION_CHOICES = ["auto", *catalog.names()]
-# The extractors' names; pipeline.extractors.REGISTRY is keyed by exactly these (tested).
-EXTRACTORS = ["keyphrases", "summary", "labels", "entities"]
-DTYPES = ["float32", "bfloat16"]
-# Word aggregation of --ner-model entities; pipeline.extractors.ner.STRATEGIES (tested).
-NER_AGGREGATIONS = ["first", "simple", "average", "max"]
 # Cosine below which a document gets no label: chosen for the built-in labels and model on the
 # labelled set in tests/extractors/data/ (python -m tests.benchmarks.extraction_quality).
 LABEL_MIN_SCORE = 0.16
@@ -82,12 +86,6 @@ def positive_float(value: str) -> float:
     return x
 
 
-def _ngrams(value: str) -> None:
-    parts = value.split(",")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) <= int(parts[1]):
-        raise ValueError(f"{value!r}: expected MIN,MAX with 1 <= MIN <= MAX, e.g. 1,2")
-
-
 def _hardware(value: str) -> None:
     worker_for(value)
 
@@ -115,8 +113,7 @@ def rejection_limit(value: str) -> tuple[str, float]:
 DEFAULT_MAX_REJECTED = "5%"
 RUN_DESCRIPTION = (
     "Embed documents (and extract, with --extract) into Parquet under --output, with a cost report. "
-    "Exit status: 0 done, 1 accounting check failed, 2 usage error, 3 more rejections than --max-rejected "
-    "or over --budget-usd, 130 interrupted."
+    f"Exit status: {exit_status.described()}."
 )
 
 
@@ -173,15 +170,15 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         parser,
         "keyphrase-ngrams",
         default="1,2",
-        type=_checked(_ngrams),
+        type=_checked(parse_ngrams),
         metavar="MIN,MAX",
         help="n-gram range of keyphrase candidates (default 1,2)",
     )
     _flag(
         parser,
         "keyphrase-reference",
-        default="document",
-        choices=["document", "first-window"],
+        default=KEYPHRASE_REFERENCES[0],
+        choices=KEYPHRASE_REFERENCES,
         help="rank keyphrases against the whole document (default) or its first window, as KeyBERT does",
     )
     _flag(parser, "keyphrase-top-n", type=positive_int, default=5, help="keyphrases per document (default 5)")
@@ -269,8 +266,8 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
     _flag(
         parser,
         "html-text",
-        default="main",
-        choices=["main", "all"],
+        default=HTML_TEXT[0],
+        choices=HTML_TEXT,
         help="HTML and WARC pages: main = the main content and title, without navigation, headers, footers "
         "and cookie banners (trafilatura; default); all = every visible text",
     )

@@ -12,10 +12,9 @@ from collections.abc import Iterator
 
 from apache_beam.metrics import Metrics
 
-from docbeam.pipeline.cost import progress
+from docbeam.pipeline.cost import live_counters
 
 NAMESPACE = "docbeam"
-STAGES = ("match", "parse", "reuse", "chunk", "pack", "encode", "assemble", "write")
 COUNTERS = (
     "elements_in",
     "elements_out",
@@ -53,7 +52,7 @@ class StageMeter:
         for name, value in values.items():
             if value:
                 self._counters[name].inc(int(value))
-        progress.record(self.stage, values)
+        live_counters.record(self.stage, values)
 
     def count(self, name: str, value: int = 1) -> None:
         """A counter named at run time (e.g. skipped_<reason>), beside the fixed COUNTERS."""

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from docbeam.pipeline.core import tables
-from docbeam.pipeline.cost.metering import STAGES
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.pricing import Rates
 from docbeam.pipeline.io import storage
 
@@ -22,14 +22,18 @@ SECONDS = {"wall_us": "wall_s", "cpu_us": "cpu_s", "device_us": "device_s", "com
 FIELDS = ("elements_in", "elements_out", "bytes_in", "bytes_out", "tokens", "pad_tokens", "rejected", "peak_rss_bytes")
 # What each stage counts in and out.
 UNITS = {
-    "match": ("inputs", "files"),
-    "parse": ("files", "documents"),
-    "reuse": ("documents", "documents"),
-    "chunk": ("documents", "segments"),
-    "pack": ("segments", "batches"),
-    "encode": ("segments", "vectors"),
-    "assemble": ("documents", "documents"),
-    "write": ("rows", "rows"),
+    Stage.MATCH: ("inputs", "files"),
+    Stage.PARSE: ("files", "documents"),
+    Stage.REUSE: ("documents", "documents"),
+    Stage.CHUNK: ("documents", "segments"),
+    Stage.PACK: ("segments", "batches"),
+    Stage.ENCODE: ("segments", "vectors"),
+    Stage.ASSEMBLE: ("documents", "documents"),
+    Stage.WRITE: ("rows", "rows"),
+    Stage.NER_WINDOWS: ("documents", "windows"),
+    Stage.NER_PACK: ("windows", "batches"),
+    Stage.NER_ENCODE: ("windows", "label rows"),
+    Stage.NER_ENTITIES: ("windows", "entities"),
 }
 TIMELINE_POINTS = 400
 NOTES = (
@@ -52,8 +56,8 @@ def _stage_row(name: str, metrics: dict) -> dict:
 
 
 def stage_order(totals: dict) -> list[str]:
-    extra = sorted(s for s in totals if s not in STAGES)
-    return [s for s in STAGES if s in totals] + extra
+    extra = sorted(s for s in totals if s not in set(Stage))
+    return [s.value for s in Stage if s in totals] + extra
 
 
 def _downsample(timeline: list[dict]) -> list[dict]:
@@ -91,7 +95,7 @@ def build(
     rows.append(other)
     total = compute + storage_usd
     encode = totals.get("encode", {})
-    encoded_tokens = int(totals.get("assemble", {}).get("tokens", 0))
+    encoded_tokens = int(totals.get(Stage.ASSEMBLE, {}).get("tokens", 0))
     reused = totals.get("reuse", {})
     reused_docs, reused_tokens = int(reused.get("elements_out", 0)), int(reused.get("tokens", 0))
     doc_tokens = encoded_tokens + reused_tokens

@@ -11,8 +11,8 @@ import numpy as np
 
 from docbeam.model.checkpoint import describe_checkpoint
 from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.encode.doc_pooling import doc_embedding
 from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
-from docbeam.pipeline.encode.pooling import doc_embedding
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE

@@ -10,6 +10,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler
 
 from docbeam.pipeline.core.records import Segment, SegmentVector
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from docbeam.pipeline.cost.metering import StageMeter
 from docbeam.pipeline.encode.packing import PackedBatch
@@ -38,7 +39,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         super().__init__()
         self.settings = settings
         classify = settings.task == TOKEN_CLASSIFICATION
-        self.stage = "ner_encode" if classify else "encode"
+        self.stage = Stage.NER_ENCODE if classify else Stage.ENCODE
         self._unpack = _token_scores if classify else _unpack
         self._meter: StageMeter | None = None
         self._watches: dict[str, MemWatch] | None = None

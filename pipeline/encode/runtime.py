@@ -1,6 +1,6 @@
 """The encoder on this worker's devices: weights placed once, one executable per batch shape.
 
-No Beam here; `inference.EncoderHandler` wraps this for RunInference. Batches are split
+No Beam here; `encode.handler.EncoderHandler` wraps this for RunInference. Batches are split
 across every local device (data parallel over a 1-D mesh), so a v5e-4 or an 8-GPU host
 uses all its chips.
 """
@@ -23,7 +23,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from docbeam.kernels import api as kernels
 from docbeam.model import embed_segments, load_checkpoint
 from docbeam.model.token_classification import load_classifier, read_labels, token_scores
-from docbeam.pipeline.cost import progress
+from docbeam.pipeline.cost import live_counters
 from docbeam.pipeline.encode.packing import PackedBatch, PackSpec
 from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
@@ -198,7 +198,7 @@ class EncoderRuntime:
         key = (rows := self._rows_on_devices(rows), seq, batch.max_segments)
         with self._lock:  # RunInference shares one runtime between threads: compile each shape once
             if key not in self._executables:
-                progress.note(f"compiling the encoder for batches of [{rows}, {seq}]")
+                live_counters.note(f"compiling the encoder for batches of [{rows}, {seq}]")
                 t0 = time.perf_counter()
                 sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
                 spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
@@ -210,7 +210,7 @@ class EncoderRuntime:
                 stats.compilations += 1
                 how = f"loaded from {self.compile_cache}" if _CACHE_HITS[0] > hits else "compiled"
                 log.info("encoder for [%d, %d] %s in %.1fs", rows, seq, how, time.perf_counter() - t0)
-                progress.note("")
+                live_counters.note("")
             return self._executables[key]
 
     def dispatch(self, batch: PackedBatch, stats: "EncodeStats") -> jax.Array:

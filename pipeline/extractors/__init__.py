@@ -1,17 +1,11 @@
 """Extractors: plug-ins that add rows to extractions/ from the same encoder pass.
 
-Each extractor is one module with one class implementing `base.Extractor`; register it in
-`REGISTRY` below. Adding one touches its module and one line here.
+Each extractor is one module with one class implementing `base.Extractor`, named in
+`core.choices.EXTRACTORS` (adding one touches its module and that one line).
 """
 
+from docbeam.pipeline.core.choices import EXTRACTORS as REGISTRY
 from docbeam.pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError
-
-REGISTRY: dict[str, str] = {
-    "keyphrases": "docbeam.pipeline.extractors.keyphrases:Keyphrases",
-    "summary": "docbeam.pipeline.extractors.summary:Summary",
-    "labels": "docbeam.pipeline.extractors.labels:Labels",
-    "entities": "docbeam.pipeline.extractors.entities:Entities",
-}
 
 
 def build(kinds: list[str], settings: dict[str, dict] | None = None) -> list[Extractor]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from docbeam.pipeline.core.choices import KEYPHRASE_REFERENCES
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from docbeam.pipeline.extractors.base import Extractor, row
 from docbeam.pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
@@ -89,8 +90,8 @@ class Keyphrases(Extractor):
             raise ValueError(f"bad n-gram range {ngrams}")
         if top_n < 1:
             raise ValueError(f"keyphrase top-n {top_n}: must be at least 1")
-        if reference not in ("document", "first-window"):
-            raise ValueError(f"keyphrase reference {reference!r}: choose document or first-window")
+        if reference not in KEYPHRASE_REFERENCES:
+            raise ValueError(f"keyphrase reference {reference!r}: choose {' or '.join(KEYPHRASE_REFERENCES)}")
         self.ngrams, self.top_n, self.diversity, self.max_candidates = ngrams, top_n, diversity, max_candidates
         self.reference, self.language = reference, language
 

@@ -11,13 +11,13 @@ import datetime as dt
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from docbeam.pipeline.core.records import DocInfo, Provenance, Rejection, SegmentVector, reject
-from docbeam.pipeline.encode.pooling import doc_embedding
-
-STAGE = "assemble"
+from docbeam.pipeline.core.stages import Stage
+from docbeam.pipeline.encode.doc_pooling import doc_embedding
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class AssembledDoc:
 def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> AssembledDoc | Rejection:
     if len(vectors) != info.n_segments:
         problem = f"expected {info.n_segments} segment vectors, got {len(vectors)}"
-        return reject(STAGE, "incomplete", info.source, problem, row=info.row, doc_id=info.doc_id)
+        return reject(Stage.ASSEMBLE, "incomplete", info.source, problem, row=info.row, doc_id=info.doc_id)
     chunks = sorted((v for v in vectors if v.kind == "chunk"), key=lambda v: v.index)
     others = [v for v in vectors if v.kind != "chunk"]
     prov = info.provenance
@@ -85,13 +85,23 @@ def section_of(prov: Provenance | None, start: int) -> str | None:
     return prov.sections[i - 1][1] if i else None
 
 
-def pick_winner(infos: Iterable[DocInfo]) -> tuple[DocInfo, list[Rejection]]:
-    """Apply the duplicate rule to all records sharing one doc_id."""
-    ordered = sorted(infos, key=lambda i: (i.source, i.row))
+class _Record(Protocol):
+    doc_id: str
+    source: str
+    row: int | None
+
+
+R = TypeVar("R", bound=_Record)
+
+
+def pick_winner(records: Iterable[R]) -> tuple[R, list[Rejection]]:
+    """The duplicate rule, for all records sharing one doc_id (parsed documents or their
+    assembly infos): the first by (source, row) is kept, every other one is rejected."""
+    ordered = sorted(records, key=lambda r: (r.source, r.row or 0))
     kept, dupes = ordered[0], ordered[1:]
     return kept, [
         reject(
-            STAGE,
+            Stage.ASSEMBLE,
             "duplicate_doc_id",
             d.source,
             f"doc_id {d.doc_id!r} already used by {kept.source} row {kept.row} (kept)",
@@ -100,3 +110,9 @@ def pick_winner(infos: Iterable[DocInfo]) -> tuple[DocInfo, list[Rejection]]:
         )
         for d in dupes
     ]
+
+
+def written_earlier(record: _Record, doc_id: str) -> Rejection:
+    """A doc_id an earlier wave of this run already wrote: this record is a duplicate."""
+    problem = f"doc_id {doc_id!r} already written by an earlier wave"
+    return reject(Stage.ASSEMBLE, "duplicate_doc_id", record.source, problem, row=record.row, doc_id=doc_id)

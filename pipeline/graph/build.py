@@ -15,7 +15,7 @@ from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.extractors import SHARED_UID
-from docbeam.pipeline.graph import ner, reuse, sinks
+from docbeam.pipeline.graph import ner_branch, reuse, sinks
 from docbeam.pipeline.graph.dofns import (
     Assemble,
     ChunkDocuments,
@@ -25,7 +25,7 @@ from docbeam.pipeline.graph.dofns import (
     ParseFile,
     text_kib,
 )
-from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 
@@ -80,7 +80,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     outputs = {
         tables.DOCUMENTS: assembled.documents,
         tables.CHUNKS: assembled[Assemble.CHUNKS],
-        tables.EXTRACTIONS: ner.with_entities(assembled[Assemble.EXTRACTIONS], docs, assembled.documents, plan),
+        tables.EXTRACTIONS: ner_branch.with_entities(assembled[Assemble.EXTRACTIONS], docs, assembled.documents, plan),
     }
     for table, rows in copied.items():  # documents copied from --reuse join the encoded ones
         outputs[table] = (outputs[table], rows) | f"With{table.capitalize()}Reused" >> beam.Flatten()

@@ -13,18 +13,17 @@ from apache_beam.transforms.window import GlobalWindows
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core import fingerprint
 from docbeam.pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
+from docbeam.pipeline.core.stages import Stage, extract_stage
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.cost.metering import StageMeter
 from docbeam.pipeline.encode.packing import PackedBatch, Packer, PackSpec
-from docbeam.pipeline.graph.assemble import AssembledDoc, assemble, pick_winner
-from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.graph.assemble import AssembledDoc, assemble, pick_winner, written_earlier
+from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import InputGlob, name_of
 from docbeam.pipeline.io.checkpoints import checkpoint_dir
-
-STAGE_ASSEMBLE = "assemble"
 
 
 def text_kib(doc: Document) -> int:
@@ -51,7 +50,7 @@ class MatchGlob(beam.DoFn):
     (the rest are counted as skipped); a glob yields every file it matches."""
 
     def setup(self):
-        self.meter = StageMeter("match")
+        self.meter = StageMeter(Stage.MATCH)
 
     def process(self, item: InputGlob) -> Iterator[File]:
         with self.meter.timed():
@@ -69,7 +68,7 @@ class KnownFile(beam.DoFn):
     """A file the launcher listed already: metered as matched, never globbed again."""
 
     def setup(self):
-        self.meter = StageMeter("match")
+        self.meter = StageMeter(Stage.MATCH)
 
     def process(self, item: File) -> Iterator[File]:
         self.meter.add(elements_in=1, elements_out=1, bytes_out=item[1])
@@ -86,7 +85,7 @@ class ParseFile(beam.DoFn):
         self.cfg = cfg
 
     def setup(self):
-        self.meter = StageMeter("parse")
+        self.meter = StageMeter(Stage.PARSE)
         self.sandbox = Sandbox(self.cfg.parse_timeout_s, self.cfg.parse_memory_mb)
 
     def teardown(self):
@@ -127,7 +126,7 @@ class ChunkDocuments(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        self.meter = StageMeter("chunk")
+        self.meter = StageMeter(Stage.CHUNK)
         self.settings = self.plan.settings_hash
         self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
         self.frame = self.plan.frame or Frame(self.special)
@@ -150,7 +149,7 @@ class ChunkDocuments(beam.DoFn):
             yield beam.pvalue.TaggedOutput(
                 ERRORS,
                 reject(
-                    "chunk",
+                    Stage.CHUNK,
                     "no_tokens",
                     doc.source,
                     "text has no tokens for this model's tokenizer",
@@ -194,7 +193,7 @@ class PackSegments(beam.DoFn):
         self.spec = spec
 
     def setup(self):
-        self.meter = StageMeter("pack")
+        self.meter = StageMeter(Stage.PACK)
 
     def start_bundle(self):
         self.packer = Packer(self.spec)
@@ -232,8 +231,8 @@ class Assemble(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        self.meter = StageMeter("assemble")
-        self.ex_meters = {ex.name: StageMeter(f"extract_{ex.name}") for ex in self.plan.extractors}
+        self.meter = StageMeter(Stage.ASSEMBLE)
+        self.ex_meters = {ex.name: StageMeter(extract_stage(ex.name)) for ex in self.plan.extractors}
 
     def process(self, item, shared: list[SegmentVector]):
         doc_id, grouped = item
@@ -243,17 +242,7 @@ class Assemble(beam.DoFn):
         if list(grouped["committed"]):  # an earlier wave of this run already wrote this doc_id
             self.meter.add(elements_in=len(infos), rejected=len(infos))
             for info in infos:
-                yield beam.pvalue.TaggedOutput(
-                    ERRORS,
-                    reject(
-                        STAGE_ASSEMBLE,
-                        "duplicate_doc_id",
-                        info.source,
-                        f"doc_id {doc_id!r} already written by an earlier wave",
-                        row=info.row,
-                        doc_id=doc_id,
-                    ),
-                )
+                yield beam.pvalue.TaggedOutput(ERRORS, written_earlier(info, doc_id))
             return
         with self.meter.timed():
             kept, dupes = pick_winner(infos)

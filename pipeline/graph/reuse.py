@@ -17,30 +17,11 @@ import json
 import apache_beam as beam
 
 from docbeam.pipeline.core import fingerprint, tables
-from docbeam.pipeline.core.records import Document, reject
+from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.metering import StageMeter
-from docbeam.pipeline.graph.assemble import STAGE, pages_of, section_of
-from docbeam.pipeline.graph.plan import JobPlan
-
-REUSE = "reuse"
-
-
-def _pick(docs: list[Document]) -> tuple[Document, list]:
-    """The duplicate rule (assemble.pick_winner's) on parsed documents."""
-    ordered = sorted(docs, key=lambda d: (d.source, d.row))
-    kept = ordered[0]
-    dupes = [
-        reject(
-            STAGE,
-            "duplicate_doc_id",
-            d.source,
-            f"doc_id {d.doc_id!r} already used by {kept.source} row {kept.row} (kept)",
-            row=d.row,
-            doc_id=d.doc_id,
-        )
-        for d in ordered[1:]
-    ]
-    return kept, dupes
+from docbeam.pipeline.graph.assemble import pages_of, pick_winner, section_of, written_earlier
+from docbeam.pipeline.graph.job_plan import JobPlan
 
 
 class Decide(beam.DoFn):
@@ -50,7 +31,7 @@ class Decide(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        self.meter = StageMeter(REUSE)
+        self.meter = StageMeter(Stage.REUSE)
         self.settings = self.plan.settings_hash
 
     def process(self, item):
@@ -61,19 +42,16 @@ class Decide(beam.DoFn):
         if list(grouped["committed"]):  # an earlier wave of this run wrote this doc_id
             for d in docs:
                 self.meter.add(rejected=1)
-                problem = f"doc_id {doc_id!r} already written by an earlier wave"
-                yield beam.pvalue.TaggedOutput(
-                    tables.ERRORS, reject(STAGE, "duplicate_doc_id", d.source, problem, row=d.row, doc_id=doc_id)
-                )
+                yield beam.pvalue.TaggedOutput(tables.ERRORS, written_earlier(d, doc_id))
             return
-        kept, dupes = _pick(docs)
+        kept, dupes = pick_winner(docs)
         for rej in dupes:
             self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(tables.ERRORS, rej)
         previous = list(grouped["previous"])
         self.meter.add(elements_in=1)
         if previous and previous[0] == fingerprint.document(self.settings, kept.text):
-            yield beam.pvalue.TaggedOutput(REUSE, (doc_id, kept))
+            yield beam.pvalue.TaggedOutput(Stage.REUSE, (doc_id, kept))
         else:
             yield kept
 
@@ -85,7 +63,7 @@ class Copy(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        self.meter = StageMeter(REUSE)
+        self.meter = StageMeter(Stage.REUSE)
 
     def process(self, item):
         doc_id, grouped = item
@@ -138,11 +116,11 @@ def split(p: beam.Pipeline, docs: beam.PCollection, committed: beam.PCollection,
     decided = (
         {"docs": docs | "DocsById" >> beam.Map(lambda d: (d.doc_id, d)), "previous": previous, "committed": committed}
         | "GroupForReuse" >> beam.CoGroupByKey()
-        | "Decide" >> beam.ParDo(Decide(plan)).with_outputs(tables.ERRORS, REUSE, main="encode")
+        | "Decide" >> beam.ParDo(Decide(plan)).with_outputs(tables.ERRORS, Stage.REUSE, main="encode")
     )
     copied = (
         {
-            "doc": decided[REUSE],
+            "doc": decided[Stage.REUSE],
             tables.DOCUMENTS: _read(p, "Documents", plan.reuse.documents),
             tables.CHUNKS: _read(p, "Chunks", plan.reuse.chunks),
             tables.EXTRACTIONS: _read(p, "Extractions", plan.reuse.extractions),

@@ -8,6 +8,7 @@ import pyarrow as pa
 from apache_beam.transforms.window import GlobalWindows
 
 from docbeam.pipeline.core.records import Rejection
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.metering import StageMeter
 
 ROWS_PER_TABLE = 2048
@@ -36,7 +37,7 @@ class ToArrow(beam.DoFn):
         self.schema = schema
 
     def setup(self):
-        self.meter = StageMeter("write")
+        self.meter = StageMeter(Stage.WRITE)
 
     def start_bundle(self):
         self.rows: list[dict] = []
@@ -68,7 +69,7 @@ def write_parquet(pcoll, prefix: str, schema: pa.Schema, name: str):
 
 class ErrorToJson(beam.DoFn):
     def setup(self):
-        self.meter = StageMeter("write")
+        self.meter = StageMeter(Stage.WRITE)
 
     def process(self, rejection: Rejection):
         line = json.dumps(rejection.to_json(), sort_keys=True)

@@ -2,9 +2,10 @@
 which the text, and the rest kept as metadata. Pure: no Beam here."""
 
 from docbeam.pipeline.core.records import Document, Provenance, Rejection, reject
-from docbeam.pipeline.ingest.config import ParseConfig
+from docbeam.pipeline.core.stages import Stage
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 
-STAGE = "parse"
+STAGE = Stage.PARSE  # where every parser rejects
 Record = Document | Rejection
 
 

@@ -18,8 +18,8 @@ from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Rejection, Skipped, reject
 from docbeam.pipeline.ingest import detect
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import STAGE, Record
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import relabel
 

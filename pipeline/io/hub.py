@@ -1,6 +1,6 @@
 """`--model ORG/NAME[@REVISION]`: a Hugging Face hub checkpoint, through huggingface_hub.
 
-The one adapter to huggingface_hub (tests/storage/test_hub.py pins it, offline, against a
+The one adapter to huggingface_hub (tests/io/test_hub.py pins it, offline, against a
 cache laid out the way huggingface_hub lays it out): its cache first, a download only
 where the cache lacks the files and the network allows, safetensors and the small config
 and tokenizer files only (never a pickle). Resolved once, at launch, to the commit the

@@ -4,11 +4,10 @@ import logging
 import os
 import sys
 
+from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.launch.job import Interrupted, RunResult, Stopped, run
-
-EXIT_OK, EXIT_ACCOUNTING, EXIT_USAGE, EXIT_REJECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def summary(res: RunResult) -> str:
@@ -50,11 +49,13 @@ def exit_status(res: RunResult) -> tuple[int, list[str]]:
     """The run's exit status and, when it failed, the lines that say why."""
     verdict = res.manifest["verdict"]
     if verdict["ok"]:
-        return EXIT_OK, []
+        return ExitStatus.OK, []
     lines = [f"FAILED: {p}" for p in verdict["problems"]]
     if res.manifest["counts"]["rejected"]:
         lines += ["top reasons (errors/ has one line per rejected input):", *top_rejections(res.manifest)]
-    status = EXIT_ACCOUNTING if not res.manifest["accounting"]["holds"] else EXIT_REJECTED  # rejections, budget
+    status = (
+        ExitStatus.ACCOUNTING if not res.manifest["accounting"]["holds"] else ExitStatus.REJECTED
+    )  # rejections, budget
     return status, lines
 
 
@@ -80,13 +81,13 @@ def run_main(argv: list[str], prog: str) -> int:
         res = run(argv)
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     except Interrupted as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         sys.stderr.flush()
         # Beam's worker threads may still be unwinding; their stack traces would bury the one
         # line that matters, and nothing they do now can be committed.
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(ExitStatus.INTERRUPTED)
     except Stopped as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return exc.status

@@ -25,14 +25,15 @@ from docbeam.model import EncoderConfig, flops_per_token
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
 from docbeam.pipeline.core.records import Document, Skipped
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.pricing import PriceTable, Rates
-from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import for_glob
 from docbeam.pipeline.io import storage
 from docbeam.pipeline.launch.execute import execute
-from docbeam.pipeline.launch.plan import list_files
+from docbeam.pipeline.launch.planner import list_files
 
 
 class _Counting:
@@ -172,7 +173,7 @@ def project(
     startup_s: float = 300.0,
 ) -> dict:
     enc = totals["encode"]
-    ok = max(totals.get("assemble", {}).get("elements_out", 0), 1)
+    ok = max(totals.get(Stage.ASSEMBLE, {}).get("elements_out", 0), 1)
     tokens_per_doc = enc["tokens"] / ok
     measured = enc["tokens"] / wall_seconds
     rates = Rates(PriceTable.load(pricing), hardware)

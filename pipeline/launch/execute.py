@@ -10,7 +10,7 @@ from docbeam.pipeline.cost.metering import NAMESPACE
 from docbeam.pipeline.encode.runtime import finish_profiles
 from docbeam.pipeline.graph import build as graph
 from docbeam.pipeline.graph import runners
-from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.graph.job_plan import JobPlan
 
 
 def stage_totals(result) -> dict[str, dict[str, int]]:

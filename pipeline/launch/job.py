@@ -17,18 +17,26 @@ from dataclasses import dataclass
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from docbeam.pipeline.core import tables
+from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
 from docbeam.pipeline.graph import runners
-from docbeam.pipeline.graph.plan import JobPlan, Reuse
+from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.io import outputs, storage
 from docbeam.pipeline.launch import manifest, waves
 from docbeam.pipeline.launch.estimate import estimate, render
 from docbeam.pipeline.launch.execute import execute
 from docbeam.pipeline.launch.options import DocbeamOptions
-from docbeam.pipeline.launch.plan import list_files, make_plan, remote_attention, resolve_attention, stage_for_workers
-from docbeam.pipeline.launch.progress import Display
+from docbeam.pipeline.launch.planner import (
+    list_files,
+    make_plan,
+    remote_attention,
+    resolve_attention,
+    stage_for_workers,
+)
+from docbeam.pipeline.launch.progress_display import Display
 
 log = logging.getLogger("docbeam")
 # Seconds between plain progress lines when stderr is not a terminal (CI, Airflow logs).
@@ -46,20 +54,20 @@ class RunResult:
 class Stopped(Exception):
     """A run that ended before its last wave; `status` is its exit status."""
 
-    status = 1
+    status: ExitStatus
 
 
 class BudgetSpent(Stopped):
     """--budget-usd: the projection is over it (nothing started), or it was reached between
     waves (an input that fit the budget sample)."""
 
-    status = 3
+    status = ExitStatus.REJECTED
 
 
 class Interrupted(Stopped):
     """Ctrl-C during a run: what was committed, and how to go on."""
 
-    status = 130
+    status = ExitStatus.INTERRUPTED
 
     def __init__(self, output: str, committed: int, waves: int):
         self.output, self.committed, self.waves = output, committed, waves
@@ -229,7 +237,7 @@ def _reuse_record(plan: JobPlan, totals: dict) -> dict:
     removed = [] if plan.reuse.budget_sample else manifest.removed_since(plan.reuse.output, plan.output)
     if not plan.reuse.budget_sample:
         storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
-    reused, encoded = totals.get("reuse", {}), totals.get("assemble", {})
+    reused, encoded = totals.get(Stage.REUSE, {}), totals.get(Stage.ASSEMBLE, {})
     return {
         "from": plan.reuse.output,
         "budget_sample": plan.reuse.budget_sample,

@@ -46,7 +46,7 @@ def measure(inputs: list[str], out: Path, device_us: float, extra: list[str], th
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.launch.job import run
-    from docbeam.pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.planner import make_plan
 
     argv = [
         "--input",

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from docbeam.pipeline.cost import progress
+from docbeam.pipeline.cost import live_counters
 from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.encode.runtime import EncodeStats, InFlight
 
@@ -38,13 +38,13 @@ class StandInRuntime:
 
     def start(self, batch) -> InFlight:
         job = InFlight(batch, self.device.submit(self._run, batch), EncodeStats(batches=1))
-        job.host_before = progress.snapshot()["chunked_tokens"]
+        job.host_before = live_counters.snapshot()["chunked_tokens"]
         return job
 
     def finish(self, job: InFlight):
         out = job.result.result()
         job.stats.device_seconds += job.batch.tokens.size * self.device_s_per_token
-        HOST_WORK_DURING.append(progress.snapshot()["chunked_tokens"] - job.host_before)
+        HOST_WORK_DURING.append(live_counters.snapshot()["chunked_tokens"] - job.host_before)
         self.stats.add(job.stats)
         return out, "stand-in", job.stats
 

@@ -11,7 +11,7 @@ from docbeam.pipeline.core.records import Document
 from docbeam.pipeline.encode.handler import _token_scores
 from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings
-from docbeam.pipeline.extractors.ner import Entity, WindowReader, document_entities
+from docbeam.pipeline.extractors.ner_aggregation import Entity, WindowReader, document_entities
 from docbeam.pipeline.ingest.chunking import Frame, Windowing, default_stride
 from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
 

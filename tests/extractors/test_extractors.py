@@ -265,7 +265,7 @@ def test_flags_reach_the_extractors(tmp_path):
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.core.flags import LABEL_MIN_SCORE
-    from docbeam.pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.planner import make_plan
     from tests.helpers import SAMPLES
 
     def plan(*flags):

@@ -11,8 +11,7 @@ import random
 
 import pytest
 
-from docbeam.pipeline.core.flags import NER_AGGREGATIONS
-from docbeam.pipeline.extractors.ner import STRATEGIES
+from docbeam.pipeline.extractors.ner_aggregation import STRATEGIES
 from docbeam.pipeline.ingest.chunking import chunk_documents
 from tests.corpus import build_corpus, varied_texts
 from tests.extractors.ner_checkpoints import ner_checkpoint
@@ -85,10 +84,6 @@ def short_windows(model):
     arch, docbeam, _ = model
     docs = documents(texts_for(arch))
     return docs, docbeam.windows(docs, embedding_chunker())
-
-
-def test_flag_choices_are_the_strategies():
-    assert set(NER_AGGREGATIONS) == set(STRATEGIES)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

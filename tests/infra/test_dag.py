@@ -299,7 +299,7 @@ def test_the_finalize_task_fails_when_the_run_failed(dags, monkeypatch, tmp_path
     run that rejected everything fails its task instead of ending green."""
     import types
 
-    import docbeam.pipeline.launch.finalize as fin
+    import docbeam.pipeline.launch.dataflow_finish as fin
 
     verdicts = iter([{"ok": True, "problems": []}, {"ok": False, "problems": ["every document (3) was rejected"]}])
 

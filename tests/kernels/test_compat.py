@@ -12,7 +12,7 @@ from docbeam.kernels import compat as pc
 def test_tested_jax_line():
     installed = ".".join(jax.__version__.split(".")[:2])
     tested = ".".join(pc.TESTED_JAX.split(".")[:2])
-    assert installed == tested, f"jax {jax.__version__}: re-verify kernels/pallas_compat.py (tested {pc.TESTED_JAX})"
+    assert installed == tested, f"jax {jax.__version__}: re-verify kernels/compat.py (tested {pc.TESTED_JAX})"
 
 
 def test_blockspec_grid_and_interpret_run_a_kernel():

@@ -200,7 +200,7 @@ with DAG(
     @task
     def finalize(output: str, root: str, ti=None) -> dict:
         from docbeam.pipeline.launch import latest
-        from docbeam.pipeline.launch.finalize import finalize_dataflow
+        from docbeam.pipeline.launch.dataflow_finish import finalize_dataflow
 
         job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
         result = finalize_dataflow(output, job_id)

@@ -5,9 +5,9 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.layout import join_blocks
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 

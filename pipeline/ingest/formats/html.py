@@ -7,9 +7,9 @@ from html.parser import HTMLParser
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.layout import locate
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import decode_markup, read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Rejection, reject
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import STAGE, Record, from_fields
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import Decompressed, decode
 from docbeam.pipeline.ingest.sandbox import Sandbox
 

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from docbeam.pipeline.core.records import reject
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import STAGE, Record, from_fields
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
 
 

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import Record, document
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import decode, read_capped
 from docbeam.pipeline.ingest.sandbox import Sandbox
 

@@ -14,9 +14,9 @@ from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Rejection, Skipped, reject
 from docbeam.pipeline.ingest.adapters.warc_records import WarcRecord, records
-from docbeam.pipeline.ingest.config import ParseConfig
 from docbeam.pipeline.ingest.fields import STAGE, Record
 from docbeam.pipeline.ingest.formats.html import page
+from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import Decompressed, decode_markup
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 

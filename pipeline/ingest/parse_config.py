@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-HTML_TEXT = ("main", "all")  # --html-text: main content (trafilatura) or all visible text
+from docbeam.pipeline.core.choices import HTML_TEXT
 
 
 @dataclass(frozen=True)

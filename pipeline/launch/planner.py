@@ -24,7 +24,7 @@ from docbeam.pipeline.encode.packing import PackSpec, default_rows
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
-from docbeam.pipeline.graph.plan import JobPlan, NerPlan, Reuse
+from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
 from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing, default_stride
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of

@@ -33,7 +33,7 @@ class NerPlan:
     windowing: Windowing  # the classifier's window (a chunk's span longer than it is split again)
     config: EncoderConfig  # the classifier's encoder, read once by the launcher
     labels: tuple[str, ...]  # config.json id2label, by label id
-    aggregation: str  # pipeline.extractors.ner.STRATEGIES
+    aggregation: str  # one of core.choices.NER_AGGREGATIONS
     model_name: str
     weights_sha256: str
 
@@ -61,7 +61,7 @@ class JobPlan:
     file_prefix: str = "part"  # output files are <table>/<file_prefix>-NNNNN-of-NNNNN.<ext>
     committed_documents: list[str] = field(default_factory=list)  # earlier waves' documents/ files
     # The checkpoint prompt documents get (--prompt-name, else the checkpoint's document prompt).
-    # Resolved and recorded here; chunking puts its tokens in front of every window (issue 13).
+    # Resolved and recorded here; chunking puts its tokens in front of every window.
     dtype_reason: str = ""  # why the encoder runs in its dtype (--dtype auto decides per platform)
     prompt_name: str | None = None
     frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)

@@ -19,6 +19,7 @@ import sys
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from docbeam.pipeline.core import tables
+from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import storage
 from docbeam.pipeline.launch import waves
@@ -26,7 +27,7 @@ from docbeam.pipeline.launch.console import configure_logging, exit_status, summ
 from docbeam.pipeline.launch.execute import stage_totals
 from docbeam.pipeline.launch.job import RunResult, finalize, make_rates
 from docbeam.pipeline.launch.options import DocbeamOptions
-from docbeam.pipeline.launch.plan import list_files, make_plan, remote_attention
+from docbeam.pipeline.launch.planner import list_files, make_plan, remote_attention
 
 
 class _FinishedJob:
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         res = finalize_dataflow(args.output, args.job_id)
     except UsageError as exc:
         print(f"docbeam finalize: {exc}", file=sys.stderr)
-        return 2
+        return ExitStatus.USAGE
     print(summary(res))
     status, why = exit_status(res)  # the same verdict as `docbeam run`: accounting, --max-rejected
     for line in why:

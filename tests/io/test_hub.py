@@ -13,7 +13,7 @@ from docbeam.model.checkpoint import sha256_of
 from docbeam.model.errors import CheckpointError
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import checkpoints, hub
-from docbeam.pipeline.launch.plan import make_plan, stage_for_workers
+from docbeam.pipeline.launch.planner import make_plan, stage_for_workers
 from tests.helpers import SAMPLES
 from tests.model.tiny import write_tiny_bert
 

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from docbeam.pipeline.cost import progress
+from docbeam.pipeline.cost import live_counters
 from docbeam.pipeline.cost.memwatch import rss_bytes
 
 log = logging.getLogger("docbeam")
@@ -70,7 +70,7 @@ class Display:
         self._thread = threading.Thread(target=self._loop, name="docbeam-progress", daemon=True)
 
     def __enter__(self) -> "Display":
-        progress.reset()
+        live_counters.reset()
         self.t0 = time.monotonic()
         self._thread.start()
         return self
@@ -80,7 +80,7 @@ class Display:
         self._thread.join(timeout=5)
 
     def _sample(self) -> dict:
-        snap = progress.snapshot()
+        snap = live_counters.snapshot()
         elapsed = time.monotonic() - self.t0
         self.timeline.append(
             {

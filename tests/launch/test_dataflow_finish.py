@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from docbeam.pipeline.launch import finalize
+from docbeam.pipeline.launch import dataflow_finish
 from tests.helpers import SAMPLES, run_job
 
 pytestmark = pytest.mark.slow
@@ -51,7 +51,9 @@ def test_finalize_writes_what_the_launcher_could_not(tmp_path):
     for f in (out / "_progress").glob("*.json"):
         f.unlink()  # the launcher was ended before it could commit the wave
 
-    done = finalize.finalize_dataflow(str(out), "2026-12-02_02_00_00-123", client=RecordedDataflow(res.stage_totals))
+    done = dataflow_finish.finalize_dataflow(
+        str(out), "2026-12-02_02_00_00-123", client=RecordedDataflow(res.stage_totals)
+    )
     m = json.loads((out / "_manifest.json").read_text())
     assert m["accounting"]["holds"] and m["counts"] == res.manifest["counts"]
     assert m["attention"]["used_by_workers"] == ["xla_fused"] and m["attention"]["platform"] == "remote"
@@ -72,6 +74,6 @@ def test_finalize_fails_a_run_that_rejected_everything(tmp_path):
     src = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "body": "no text field here"} for i in range(3)])
     out = tmp_path / "out"
     res = run_job(src, out, "--hardware", "tpu-v5e")
-    done = finalize.finalize_dataflow(str(out), "job-1", client=RecordedDataflow(res.stage_totals))
+    done = dataflow_finish.finalize_dataflow(str(out), "job-1", client=RecordedDataflow(res.stage_totals))
     assert done.manifest["verdict"]["problems"] == ["every document (3) was rejected"]
     assert exit_status(done)[0] == 3

@@ -9,6 +9,8 @@ import threading
 import time
 from collections import defaultdict
 
+from docbeam.pipeline.core.stages import Stage
+
 _lock = threading.Lock()
 _counts: dict[tuple[str, str], float] = defaultdict(float)
 _last_active: dict[str, float] = {}
@@ -51,7 +53,7 @@ def snapshot() -> dict:
     # documents chunked so far have gone through it, in documents and document tokens.
     packed = get("pack", "tokens")
     encoded = min(get("encode", "tokens") / packed, 1.0) if packed else 0.0
-    written = get("assemble", "elements_out")
+    written = get(Stage.ASSEMBLE, "elements_out")
     return {
         "files": int(get("parse", "elements_in")),
         "bytes": int(get("parse", "bytes_in")),
@@ -59,7 +61,7 @@ def snapshot() -> dict:
         "documents_done": int(max(written, (get("chunk", "elements_in") - get("chunk", "rejected")) * encoded)),
         "documents_written": int(written),
         "rejected": int(sum(v for (_, name), v in c.items() if name == "rejected")),
-        "tokens_done": int(max(get("assemble", "tokens"), get("chunk", "tokens") * encoded)),
+        "tokens_done": int(max(get(Stage.ASSEMBLE, "tokens"), get(Stage.CHUNK, "tokens") * encoded)),
         "chunked_tokens": int(get("chunk", "tokens")),
         "stage": active,
         "note": text,

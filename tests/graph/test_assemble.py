@@ -1,7 +1,7 @@
 import numpy as np
 
 from docbeam.pipeline.core.records import DocInfo, SegmentVector
-from docbeam.pipeline.encode.pooling import doc_embedding
+from docbeam.pipeline.encode.doc_pooling import doc_embedding
 from docbeam.pipeline.graph.assemble import assemble, pick_winner
 
 

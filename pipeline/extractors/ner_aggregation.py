@@ -29,9 +29,10 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from docbeam.model.tokenizer import SpecialTokens
+from docbeam.pipeline.core.choices import NER_AGGREGATIONS
 from docbeam.pipeline.core.records import Segment
 
-STRATEGIES = ("simple", "first", "average", "max")
+STRATEGIES = NER_AGGREGATIONS
 DEFAULT_STRATEGY = "first"
 OUTSIDE = "O"
 

@@ -24,17 +24,17 @@ from apache_beam.ml.inference.base import RunInference
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core import fingerprint
 from docbeam.pipeline.core.records import Document, Segment
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.metering import StageMeter
 from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.extractors.base import row
-from docbeam.pipeline.extractors.ner import WindowReader, document_entities
+from docbeam.pipeline.extractors.ner_aggregation import WindowReader, document_entities
 from docbeam.pipeline.graph.dofns import PackSegments, text_kib
-from docbeam.pipeline.graph.plan import JobPlan
+from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.chunking import Frame
 from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
 from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
-STAGE_WINDOWS, STAGE_PACK, STAGE_ENTITIES = "ner_windows", "ner_pack", "ner_entities"
 DOCS = "docs"
 
 
@@ -77,7 +77,7 @@ class NerWindows(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        self.meter = StageMeter(STAGE_WINDOWS)
+        self.meter = StageMeter(Stage.NER_WINDOWS)
         self.settings = self.plan.settings_hash
         tok, special = load_tokenizer(checkpoint_dir(self.plan.model_path))
         self.chunks = Chunker(tok, self.plan.frame or Frame(special), self.plan.windowing)
@@ -98,7 +98,7 @@ class NerPack(PackSegments):
     """The embeddings' packer, metered as the branch's own stage."""
 
     def setup(self):
-        self.meter = StageMeter(STAGE_PACK)
+        self.meter = StageMeter(Stage.NER_PACK)
 
 
 class WindowEntities(beam.DoFn):
@@ -109,7 +109,7 @@ class WindowEntities(beam.DoFn):
         self.plan = plan
 
     def setup(self):
-        self.meter = StageMeter(STAGE_ENTITIES)
+        self.meter = StageMeter(Stage.NER_ENTITIES)
         tok, special = _tokenizer(self.plan)
         self.read = WindowReader(tok, special, self.plan.ner.labels, self.plan.ner.aggregation)
 
@@ -125,7 +125,7 @@ class EntityRows(beam.DoFn):
     """Per doc_id: the entities of the record written to documents/, overlaps resolved once."""
 
     def setup(self):
-        self.meter = StageMeter(STAGE_ENTITIES)
+        self.meter = StageMeter(Stage.NER_ENTITIES)
 
     def process(self, item):
         doc_id, grouped = item

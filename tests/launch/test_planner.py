@@ -3,7 +3,7 @@
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from docbeam.pipeline.launch.plan import make_plan, resolve_dtype
+from docbeam.pipeline.launch.planner import make_plan, resolve_dtype
 from tests.helpers import SAMPLES
 
 

@@ -150,7 +150,7 @@ def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.launch.job import run
-    from docbeam.pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.planner import make_plan
 
     argv = [
         "--input",
@@ -180,7 +180,7 @@ def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.launch.estimate import estimate
-    from docbeam.pipeline.launch.plan import make_plan
+    from docbeam.pipeline.launch.planner import make_plan
 
     options = PipelineOptions(["--input", *globs, *flags])
     return estimate(make_plan(options, needs_output=False), options, pricing=None, **kw)
