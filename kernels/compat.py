@@ -10,7 +10,7 @@ upgrade breaks here, loudly, and nowhere else. Tested with jax 0.10.2.
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import jax
 from jax.experimental import pallas as pl
@@ -38,7 +38,8 @@ def compiler_params(platform: str, *, num_warps: int = 4, num_stages: int = 2, p
     if platform == "tpu":
         from jax.experimental.pallas import tpu as pltpu
 
-        return pltpu.CompilerParams(dimension_semantics=("parallel",) * parallel_dims)
+        semantics: tuple[Literal["parallel"], ...] = tuple("parallel" for _ in range(parallel_dims))
+        return pltpu.CompilerParams(dimension_semantics=semantics)
     return None
 
 

@@ -34,7 +34,7 @@ def _id_range(ids: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.min(jnp.where(ids == 0, _NO_ID, ids)), jnp.max(ids)
 
 
-def _key_blocks(block_q: int, block_k: int, n_k: int, window: int | None) -> tuple[jax.Array, jax.Array]:
+def _key_blocks(block_q: int, block_k: int, n_k: int, window: int | None) -> tuple[int | jax.Array, int | jax.Array]:
     """[first, last) key blocks the current query block can see: all, or those within the window."""
     if window is None:
         return 0, n_k

@@ -147,14 +147,30 @@ def _windows(name: str) -> bool:
 # for memory. Local layers: blockwise computes only the blocks inside the window.
 CPU_BLOCKWISE_LOCAL_FROM = 1024
 CPU_BLOCKWISE_GLOBAL_FROM = 4096
-GPU_FLASH_FROM = 1024
+# One H200, jax 0.11.2, `bash tests/device/run_checks.sh` (docs/models.md has the tables).
+# 16-bit: docbeam's flash is 1.7x (T=512) to 3.7x (T=8192) faster than native, and 0.32 ms
+# against 4.4 ms for a local window 64 at T=8192. float32: the same flash is 15-60x slower than
+# native (its Triton dots run at full float32), while JAX's gpu_mha is 1.0x (T=1024) to 1.6x
+# (T=4096) faster than native; blockwise takes local windows (0.57 ms against 2.8 ms at 4096).
+GPU_FLASH_16BIT_FROM = 512
+GPU_MHA_FLOAT32_FROM = 1024
+GPU_LOCAL_FROM = 1024
+
+
+def _sixteen_bit(dtype: str | None) -> bool:
+    return dtype is not None and jnp.dtype(dtype) in (jnp.bfloat16, jnp.float16)
 
 
 def _auto_local(platform: str, seq: int | None, dtype: str | None, window: int) -> tuple[str, str]:
     """Layers with a local window: never an adapter that cannot take one."""
     long = seq is not None and seq >= 4 * window
-    if platform == "gpu" and seq is not None and seq >= GPU_FLASH_FROM and long:
-        return "flash", f"GPU, local window {window}, T={seq}: flash visits only the key blocks inside the window"
+    if platform == "gpu" and seq is not None and seq >= GPU_LOCAL_FROM and long:
+        if _sixteen_bit(dtype):
+            return "flash", f"GPU, local window {window}, T={seq}: flash visits only the key blocks inside the window"
+        return "blockwise", (
+            f"GPU, float32, local window {window}, T={seq}: blockwise computes only the key blocks inside the "
+            "window (flash's float32 dots are slow on the GPU)"
+        )
     if platform in ("cpu", "tpu") and seq is not None and seq >= CPU_BLOCKWISE_LOCAL_FROM and long:
         return "blockwise", (
             f"{platform.upper()}, local window {window}, T={seq}: compiled blockwise attention computes only "
@@ -174,11 +190,13 @@ def _auto(platform: str, shape: Shape | None, dtype: str | None, window: int | N
             return "splash", f"TPU, T={seq} divisible by block 128: splash (block-sparse, skips masked blocks)"
         return "native", f"TPU, T={seq} not a multiple of 128 or splash unavailable: XLA attention"
     if platform == "gpu":
-        if dtype is not None and jnp.dtype(dtype) in (jnp.bfloat16, jnp.float16):
-            return "native", f"GPU, {dtype}: cuDNN fused attention through jax.nn.dot_product_attention"
-        if seq is not None and seq >= 1024 and availability("flash", platform, shape, dtype).usable:
-            return "flash", f"GPU, float32, T={seq}: flash keeps memory O(T) instead of O(T^2)"
-        return "native", f"GPU, {dtype or 'float32'}, T={seq}: XLA attention (cuDNN needs 16-bit inputs)"
+        if _sixteen_bit(dtype):
+            if seq is not None and seq >= GPU_FLASH_16BIT_FROM and availability("flash", platform, shape, dtype).usable:
+                return "flash", f"GPU, {dtype}, T={seq}: flash, 1.7-3.7x native measured on an H200, memory O(T)"
+            return "native", f"GPU, {dtype}, T={seq}: short rows, XLA attention through jax.nn.dot_product_attention"
+        if seq is not None and seq >= GPU_MHA_FLOAT32_FROM and availability("gpu_mha", platform, shape, dtype).usable:
+            return "gpu_mha", f"GPU, float32, T={seq}: JAX's Pallas mha, memory O(T), 1.0-1.6x native on an H200"
+        return "native", f"GPU, {dtype or 'float32'}, T={seq}: XLA attention"
     if seq is not None and seq >= CPU_BLOCKWISE_GLOBAL_FROM:
         return "blockwise", (
             f"{platform.upper()}, T={seq}: blockwise attention, one query block at a time (memory O(T*block); "

@@ -35,7 +35,8 @@ def attend(
         ids = upstream.SegmentIds(q=si, kv=si)
         return kernel((qi * scale).astype(qi.dtype), ki, vi, segment_ids=ids)
 
-    out = jax.vmap(one)(*(x.transpose(0, 2, 1, 3) for x in (q, k, v)), seg)
+    qt, kt, vt = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
+    out = jax.vmap(one)(qt, kt, vt, seg)
     return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
 
 

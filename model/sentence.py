@@ -90,7 +90,8 @@ def read_head(path: Path, hidden: int) -> Head:
     kinds = [_module_type(m) for m in modules]
     if not kinds or kinds[0] != "Transformer":
         raise CheckpointError(f"{modules_file}: the first module must be a Transformer, got {kinds[:1]}")
-    pooling, include_prompt, dense, normalize = ("mean",), True, [], False
+    pooling: tuple[str, ...] = ("mean",)
+    include_prompt, dense, normalize = True, [], False
     for m, kind in zip(modules[1:], kinds[1:]):
         if normalize:
             raise CheckpointError(f"{modules_file}: {kind} after Normalize is not supported")

@@ -60,11 +60,11 @@ def _pad_id(tok: Tokenizer, path: Path) -> int:
     if stm.exists():
         val = json.loads(stm.read_text()).get("pad_token")
         name = val["content"] if isinstance(val, dict) else val
-        if name and tok.token_to_id(name) is not None:
-            return tok.token_to_id(name)
+        if name and (found := tok.token_to_id(name)) is not None:
+            return found
     for name in _PAD_NAMES:
-        if tok.token_to_id(name) is not None:
-            return tok.token_to_id(name)
+        if (found := tok.token_to_id(name)) is not None:
+            return found
     return 0
 
 

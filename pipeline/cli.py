@@ -73,6 +73,7 @@ def cmd_estimate(argv: list[str]) -> int:
     options = PipelineOptions(without_own_flags(argv, _estimate_flags))
     plan = make_plan(options, needs_output=False)
     est = estimate(plan, options, sample_size=ns.sample, hardware=ns.hardware or "cpu", pricing=ns.pricing)
+    assert est is not None  # None only for a --budget-usd sample that is the whole input
     print(render(est))
     if ns.json:
         with open(ns.json, "w") as f:
@@ -203,7 +204,7 @@ def cmd_models(argv: list[str]) -> int:
 
     print("architectures (config.json model_type):")
     for name, module in ARCHITECTURES.items():
-        first_paragraph = " ".join(module.__doc__.strip().split("\n\n")[0].split())
+        first_paragraph = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
         print(f"  {name:<12} {first_paragraph}")
     print(f"\npooling modes (sentence-transformers Pooling; several concatenate): {', '.join(POOLING_MODES)}")
     print("then any Dense layers (tanh, identity, relu, gelu, sigmoid) and Normalize, as modules.json lists them;")

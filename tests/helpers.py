@@ -1,6 +1,7 @@
 """Helpers shared by the tests: paths, running a job in-process, reading tables back."""
 
 import json
+import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,12 @@ from docbeam.pipeline.launch.job import run
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples" / "docs"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a child Python that imports `tests.*` (PYTHONSAFEPATH keeps the
+    working directory off its path; docbeam itself comes from the install, never the root)."""
+    return {**os.environ, "PYTHONPATH": str(REPO), **extra}
 
 
 def run_job(inputs, output, *extra: str):

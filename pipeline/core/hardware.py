@@ -56,7 +56,7 @@ class Accelerator:
         for w in self.workers.values():
             if w.topology == topology:
                 return w
-        known = [w.topology for w in self.workers.values()]
+        known = [w.topology for w in self.workers.values() if w.topology]
         raise HardwareError(f"unknown {self.name} topology {topology!r}; choose one of {', '.join(known)}")
 
 

@@ -42,7 +42,7 @@ def snapshot() -> dict:
     """Counters so far, in the user's units, the stage active most recently, and the note."""
     with _lock:
         c = dict(_counts)
-        active = max(_last_active, key=_last_active.get, default="")
+        active = max(_last_active, key=lambda stage: _last_active[stage], default="")
         text = _note[0]
 
     def get(stage: str, name: str) -> float:

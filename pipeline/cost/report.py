@@ -21,7 +21,7 @@ from docbeam.pipeline.io import storage
 SECONDS = {"wall_us": "wall_s", "cpu_us": "cpu_s", "device_us": "device_s", "compile_us": "compile_s"}
 FIELDS = ("elements_in", "elements_out", "bytes_in", "bytes_out", "tokens", "pad_tokens", "rejected", "peak_rss_bytes")
 # What each stage counts in and out.
-UNITS = {
+UNITS: dict[str, tuple[str, str]] = {
     Stage.MATCH: ("inputs", "files"),
     Stage.PARSE: ("files", "documents"),
     Stage.REUSE: ("documents", "documents"),
@@ -49,7 +49,7 @@ def units(stage: str) -> tuple[str, str]:
 
 
 def _stage_row(name: str, metrics: dict) -> dict:
-    row = {"stage": name, "unit_in": units(name)[0], "unit_out": units(name)[1]}
+    row: dict = {"stage": name, "unit_in": units(name)[0], "unit_out": units(name)[1]}
     row.update({f: int(metrics.get(f, 0)) for f in FIELDS})
     row.update({s: metrics.get(us, 0) / 1e6 for us, s in SECONDS.items()})
     return row
@@ -87,16 +87,16 @@ def build(
     for r in rows:
         r["share"] = r["wall_s"] / basis if basis else 0.0
         r["cost_usd"] = compute * r["share"]
-    other = {"stage": "other", "unit_in": "", "unit_out": "", **{f: 0 for f in FIELDS}}
+    other: dict = {"stage": "other", "unit_in": "", "unit_out": "", **{f: 0 for f in FIELDS}}
     other.update({s: 0.0 for s in SECONDS.values()})
     other["wall_s"] = max(billed - metered, 0.0)
     other["share"] = other["wall_s"] / basis if basis else 0.0
     other["cost_usd"] = compute * other["share"]
     rows.append(other)
     total = compute + storage_usd
-    encode = totals.get("encode", {})
+    encode = totals.get(Stage.ENCODE, {})
     encoded_tokens = int(totals.get(Stage.ASSEMBLE, {}).get("tokens", 0))
-    reused = totals.get("reuse", {})
+    reused = totals.get(Stage.REUSE, {})
     reused_docs, reused_tokens = int(reused.get("elements_out", 0)), int(reused.get("tokens", 0))
     doc_tokens = encoded_tokens + reused_tokens
     encoder_tokens = int(encode.get("tokens", 0))
@@ -289,14 +289,18 @@ def render_png(report: dict, path: Path) -> None:
     plt.close(fig)
 
 
+FILES = ("report.json", "report.md", "stages.png")  # what `write` puts under _cost/
+
+
 def write(report: dict, output: str) -> None:
     """_cost/report.json, report.md and stages.png under `output` (local or gs://)."""
-    storage.write_text(tables.join(output, tables.COST, "report.json"), json.dumps(report, indent=2))
-    storage.write_text(tables.join(output, tables.COST, "report.md"), render_markdown(report))
+    as_json, as_markdown, as_png = (tables.join(output, tables.COST, name) for name in FILES)
+    storage.write_text(as_json, json.dumps(report, indent=2))
+    storage.write_text(as_markdown, render_markdown(report))
     with tempfile.TemporaryDirectory() as tmp:
         png = Path(tmp) / "stages.png"
         render_png(report, png)
-        storage.write_bytes(tables.join(output, tables.COST, "stages.png"), png.read_bytes(), content_type="image/png")
+        storage.write_bytes(as_png, png.read_bytes(), content_type="image/png")
 
 
 def summary_line(report: dict) -> str:

@@ -30,7 +30,7 @@ class Embedder:
         dtype: str = "float32",
         attention: str = "auto",
         max_seq_len: int | None = None,
-        stride: int = 32,
+        stride: int | None = None,
         language: str = DEFAULT_LANGUAGE,
         prompt_name: str | None = None,
     ):
@@ -42,7 +42,7 @@ class Embedder:
         # Queries get the checkpoint's query prompt; `prompt_name` picks another (the one the
         # documents got, to reproduce a stored chunk vector).
         self.frame = Frame.of(ckpt, prompt_name, query=True)
-        self.windowing = Windowing(seq, stride, specials=self.frame.count, language=language)
+        self.windowing = Windowing.of(seq, stride, specials=self.frame.count, language=language)
         self.pack = PackSpec(rows=default_rows(seq), seq_len=seq)
         self.runtime = EncoderRuntime(EncoderSettings(model, None, attention, dtype, self.pack))
 
@@ -55,15 +55,15 @@ class Embedder:
                 batches += packer.add(seg)
         batches += packer.flush()
         outputs, _, _ = self.runtime.encode(batches)
-        parts: dict[int, list[tuple[int, int, np.ndarray]]] = {}
+        parts: dict[int, list[tuple[int, int, np.ndarray]]] = {}  # text -> (chunk index, tokens, vector)
         for batch, vecs in zip(batches, outputs):
             for row, sid, seg in batch.slots:
                 parts.setdefault(int(seg.uid), []).append((seg.index, seg.n_tokens, vecs[row, sid - 1]))
         dim = self.runtime.checkpoint.config.embedding_dim
         out = np.zeros((len(texts), dim), np.float32)  # a text without tokens stays zeros
-        for i, chunks in parts.items():
-            chunks.sort(key=lambda c: c[0])
-            out[i] = doc_embedding(np.stack([v for _, _, v in chunks]), [n for _, n, _ in chunks])
+        for i, found in parts.items():
+            found.sort(key=lambda c: c[0])
+            out[i] = doc_embedding(np.stack([v for _, _, v in found]), np.array([n for _, n, _ in found]))
         return out
 
 

@@ -14,7 +14,13 @@ from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from docbeam.pipeline.cost.metering import StageMeter
 from docbeam.pipeline.encode.packing import PackedBatch
-from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings, shared_runtime
+from docbeam.pipeline.encode.runtime import (
+    TOKEN_CLASSIFICATION,
+    EncoderRuntime,
+    EncoderSettings,
+    InFlight,
+    shared_runtime,
+)
 from docbeam.pipeline.io import storage
 
 log = logging.getLogger("docbeam.encoder")
@@ -43,8 +49,8 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         self._unpack = _token_scores if classify else _unpack
         self._meter: StageMeter | None = None
         self._watches: dict[str, MemWatch] | None = None
-        self._last = None
-        self._in_flight = None  # the started batch whose vectors the next call returns
+        self._last: list[float] | None = None  # [started, tokens, last line] of the progress lines
+        self._in_flight: InFlight | None = None  # the started batch whose vectors the next call returns
 
     def load_model(self) -> EncoderRuntime:
         _count_storage_retries()
@@ -57,7 +63,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         self, batch: Sequence[PackedBatch], model: EncoderRuntime, inference_args: dict[str, Any] | None = None
     ) -> Iterable[list]:
         meter = self._meter = self._meter or StageMeter(self.stage)
-        results = []
+        results: list[list] = []
         for b in batch:
             with meter.timed():
                 started = None if b.is_flush else model.start(b)
@@ -66,7 +72,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
                     results.append(self._finish(model, done, meter))
         return results
 
-    def _finish(self, model: EncoderRuntime, job, meter: StageMeter) -> list[SegmentVector]:
+    def _finish(self, model: EncoderRuntime, job: InFlight, meter: StageMeter) -> list:
         out, kernel, stats = model.finish(job)
         b = job.batch
         vectors = self._unpack(b, out, kernel)
@@ -103,13 +109,12 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
 
     def _progress(self, model: EncoderRuntime, tokens: int) -> None:
         now = time.perf_counter()
-        if self._last is None:
-            self._last = [now, 0, now]
-        self._last[1] += tokens
-        if now - self._last[2] >= 10:  # a line every 10 s on long runs
-            rate = self._last[1] / max(now - self._last[0], 1e-9)
-            log.info("encoded %d tokens in %d batches (%.0f tokens/s)", self._last[1], model.stats.batches, rate)
-            self._last[2] = now
+        last = self._last = self._last or [now, 0, now]
+        last[1] += tokens
+        if now - last[2] >= 10:  # a line every 10 s on long runs
+            rate = last[1] / max(now - last[0], 1e-9)
+            log.info("encoded %d tokens in %d batches (%.0f tokens/s)", last[1], model.stats.batches, rate)
+            last[2] = now
 
     def get_num_bytes(self, batch: Sequence[PackedBatch]) -> int:
         return sum(b.tokens.nbytes for b in batch)

@@ -13,6 +13,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import jax
@@ -116,7 +117,7 @@ class EncoderRuntime:
         params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
         self.params = jax.device_put(params, replicated)
         self._fns = {n: self._jit(k.attend) for n, k in self.kernels.items()}
-        self._exact_fns: dict[int, object] = {}  # built on first need: see _redo_exactly
+        self._exact_fns: dict[int, Callable] = {}  # built on first need: see _redo_exactly
         self._executables: dict[tuple[int, int, int], object] = {}
         self._lock = threading.Lock()
         self.stats = EncodeStats()  # the runtime's totals, over every thread

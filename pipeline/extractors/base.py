@@ -48,5 +48,12 @@ class Extractor:
         return []
 
 
+def candidate_text(v: SegmentVector) -> str:
+    """An extraction candidate's text (candidates keep theirs; chunk vectors do not)."""
+    if v.text is None:
+        raise ValueError(f"segment {v.uid}/{v.kind}/{v.index} carries no text: not an extraction candidate")
+    return v.text
+
+
 def row(doc_id: str, kind: str, value: str, score: float, start: int | None, end: int | None) -> dict:
     return {"doc_id": doc_id, "kind": kind, "value": value, "score": float(score), "start_char": start, "end_char": end}

@@ -21,7 +21,7 @@ import numpy as np
 
 from docbeam.pipeline.core.choices import KEYPHRASE_REFERENCES
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
-from docbeam.pipeline.extractors.base import Extractor, row
+from docbeam.pipeline.extractors.base import Extractor, candidate_text, row
 from docbeam.pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
 from docbeam.pipeline.ingest.chunking import encode_short
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
@@ -138,4 +138,4 @@ class Keyphrases(Extractor):
         doc = (ref[0] if ref else embedding).astype(np.float64)
         picked = mmr(doc, mat, self.top_n, self.diversity)
         scored = sorted(((float(mat[i] @ doc), vectors[i]) for i in picked), key=lambda t: -t[0])
-        return [row(info.doc_id, "keyphrase", v.text, s, v.start_char, v.end_char) for s, v in scored]
+        return [row(info.doc_id, "keyphrase", candidate_text(v), s, v.start_char, v.end_char) for s, v in scored]

@@ -16,7 +16,7 @@ import yaml
 
 from docbeam.pipeline.core.flags import LABEL_MIN_SCORE
 from docbeam.pipeline.core.records import DocInfo, Segment, SegmentVector
-from docbeam.pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError, row
+from docbeam.pipeline.extractors.base import SHARED_UID, Extractor, ExtractorError, candidate_text, row
 from docbeam.pipeline.ingest.chunking import encode_short
 
 DEFAULT_LABELS = Path(__file__).resolve().parent.parent / "data" / "default_labels.yaml"
@@ -80,7 +80,7 @@ class Labels(Extractor):
         names = list(self.labels)
         protos = np.zeros((len(names), len(embedding)))
         for v in shared:
-            protos[names.index(v.text)] += v.vector
+            protos[names.index(candidate_text(v))] += v.vector
         protos /= np.maximum(np.linalg.norm(protos, axis=1, keepdims=True), 1e-12)
         scores = protos @ embedding.astype(np.float64)
         order = np.argsort(-scores, kind="stable")

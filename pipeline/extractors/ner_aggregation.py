@@ -81,7 +81,7 @@ class WordRule:
         if token_id == self.unk_id:
             return False
         if self.prefix:
-            return len(self.tokenizer.id_to_token(token_id)) != end - start
+            return len(self.tokenizer.id_to_token(token_id) or "") != end - start
         # The pipeline's fallback for tokenizers that do not mark words: only a space counts.
         return start > 0 and " " not in text[start - 1 : start + 1]
 
@@ -183,7 +183,7 @@ class WindowReader:
     def _one(self, seg: Segment, scores: np.ndarray, enc) -> list[Entity]:
         lead, end = self.cut[0], seg.n_tokens - self.cut[1]
         # Offsets come from tokenising the window's text again: the window carries that text's tokens.
-        if seg.ids[lead:end].tolist() != enc.ids:
+        if seg.text is None or seg.ids[lead:end].tolist() != enc.ids:
             raise ValueError(f"{seg.doc_id} window {seg.index}: its tokens are not its text's")
         found = window_entities(
             seg.text,

@@ -9,7 +9,7 @@ candidates (prose.py).
 import numpy as np
 
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
-from docbeam.pipeline.extractors.base import Extractor, row
+from docbeam.pipeline.extractors.base import Extractor, candidate_text, row
 from docbeam.pipeline.extractors.prose import prose_sentences
 from docbeam.pipeline.ingest.chunking import encode_short
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
@@ -40,6 +40,13 @@ class Summary(Extractor):
         best = sorted(range(len(vectors)), key=lambda i: -scores[i])[: self.top_k]
         chosen = sorted(best, key=lambda i: vectors[i].start_char)
         return [
-            row(info.doc_id, "summary", vectors[i].text, scores[i], vectors[i].start_char, vectors[i].end_char)
+            row(
+                info.doc_id,
+                "summary",
+                candidate_text(vectors[i]),
+                scores[i],
+                vectors[i].start_char,
+                vectors[i].end_char,
+            )
             for i in chosen
         ]

@@ -40,7 +40,7 @@ def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> Assembl
         "n_chars": info.n_chars,
         "n_tokens": info.n_tokens,
         "n_chunks": len(chunks),
-        "embedding": doc_embedding(np.stack([c.vector for c in chunks]), [c.n_tokens for c in chunks]),
+        "embedding": doc_embedding(np.stack([c.vector for c in chunks]), np.array([c.n_tokens for c in chunks])),
         "model": model,
         "attention": "|".join(sorted({c.attention for c in chunks})),
         "metadata": json.dumps(info.metadata, sort_keys=True, default=str) if info.metadata else None,

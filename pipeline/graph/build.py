@@ -8,6 +8,7 @@ rejection joins errors/.
 """
 
 import apache_beam as beam
+from apache_beam.ml.inference.base import RunInference
 
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core import tables
@@ -58,7 +59,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     vectors = (
         segments
         | "Pack" >> beam.ParDo(PackSegments(plan.pack))
-        | "Encode" >> beam.ml.inference.RunInference(handler)
+        | "Encode" >> RunInference(handler)
         | "Unbatch" >> beam.FlatMap(lambda vs: vs)
     )
     shared_vectors = vectors | "SharedVectors" >> beam.Filter(lambda v: v.uid == SHARED_UID)

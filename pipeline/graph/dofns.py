@@ -256,7 +256,7 @@ class Assemble(beam.DoFn):
         )
         for rej in dupes:
             yield beam.pvalue.TaggedOutput(ERRORS, rej)
-        if failed:
+        if isinstance(result, Rejection):
             yield beam.pvalue.TaggedOutput(ERRORS, result)
             return
         yield result.document

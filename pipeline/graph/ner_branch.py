@@ -30,7 +30,7 @@ from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.extractors.base import row
 from docbeam.pipeline.extractors.ner_aggregation import WindowReader, document_entities
 from docbeam.pipeline.graph.dofns import PackSegments, text_kib
-from docbeam.pipeline.graph.job_plan import JobPlan
+from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan
 from docbeam.pipeline.ingest.chunking import Frame
 from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
 from docbeam.pipeline.io.checkpoints import checkpoint_dir
@@ -65,8 +65,14 @@ def with_entities(
     return (extractions, rows) | "WithEntities" >> beam.Flatten()
 
 
+def _ner(plan: JobPlan) -> NerPlan:
+    assert plan.ner is not None, "the NER branch of a plan without --ner-model"
+    return plan.ner
+
+
 def _tokenizer(plan: JobPlan):
-    return load_tokenizer(checkpoint_dir(plan.ner.encoder.model, plan.ner.encoder.model_sha256))
+    encoder = _ner(plan).encoder
+    return load_tokenizer(checkpoint_dir(encoder.model, encoder.model_sha256))
 
 
 class NerWindows(beam.DoFn):
@@ -86,7 +92,7 @@ class NerWindows(beam.DoFn):
     def process(self, docs: list[Document]):
         self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
         with self.meter.timed():
-            found = list(model_windows(docs, self.chunks, self.tokenizer, self.special, self.plan.ner.windowing))
+            found = list(model_windows(docs, self.chunks, self.tokenizer, self.special, _ner(self.plan).windowing))
         for doc, windows in found:
             self.meter.add(elements_out=len(windows), tokens=sum(w.n_tokens for w in windows))
             yield from windows

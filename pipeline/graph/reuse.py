@@ -110,7 +110,9 @@ def _read(p, name: str, files: list[str], columns: list[str] | None = None) -> b
 
 def split(p: beam.Pipeline, docs: beam.PCollection, committed: beam.PCollection, plan: JobPlan):
     """(documents to encode, {table: copied rows}, errors) for a run with --reuse."""
-    previous = _read(p, "Fingerprints", plan.reuse.documents, ["doc_id", "fingerprint"]) | beam.Map(
+    reuse = plan.reuse
+    assert reuse is not None, "reuse.split: a plan without --reuse"
+    previous = _read(p, "Fingerprints", reuse.documents, ["doc_id", "fingerprint"]) | beam.Map(
         lambda kv: (kv[0], kv[1]["fingerprint"])
     )
     decided = (
@@ -121,9 +123,9 @@ def split(p: beam.Pipeline, docs: beam.PCollection, committed: beam.PCollection,
     copied = (
         {
             "doc": decided[Stage.REUSE],
-            tables.DOCUMENTS: _read(p, "Documents", plan.reuse.documents),
-            tables.CHUNKS: _read(p, "Chunks", plan.reuse.chunks),
-            tables.EXTRACTIONS: _read(p, "Extractions", plan.reuse.extractions),
+            tables.DOCUMENTS: _read(p, "Documents", reuse.documents),
+            tables.CHUNKS: _read(p, "Chunks", reuse.chunks),
+            tables.EXTRACTIONS: _read(p, "Extractions", reuse.extractions),
         }
         | "GroupReused" >> beam.CoGroupByKey()
         | "Copy" >> beam.ParDo(Copy(plan)).with_outputs(tables.CHUNKS, tables.EXTRACTIONS, main=tables.DOCUMENTS)

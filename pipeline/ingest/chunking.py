@@ -22,7 +22,7 @@ memory stays bounded and the tokens are those of the whole text.
 import functools
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -49,8 +49,8 @@ def default_stride(max_seq_len: int) -> int:
 
 @dataclass(frozen=True)
 class Windowing:
-    max_seq_len: int = 256  # tokens per window, the model's special tokens included
-    stride: int = 32  # target number of tokens consecutive windows share
+    max_seq_len: int  # tokens per window, the model's special tokens included
+    stride: int  # target number of tokens consecutive windows share (Windowing.of: the default)
     specials: int = 2  # special tokens the model wraps every window in ([CLS] ... [SEP])
     slack: float = 0.2  # the last fraction of a window in which a sentence end is preferred
     language: str = DEFAULT_LANGUAGE  # sentence rules (sentencex)
@@ -63,6 +63,11 @@ class Windowing:
                 f"stride {self.stride} must be in [0, {self.content // 2}) for max_seq_len {self.max_seq_len}"
             )
 
+    @classmethod
+    def of(cls, max_seq_len: int, stride: int | None = None, **kw) -> "Windowing":
+        """The one place the default stride applies: jobs, NER windows and queries alike."""
+        return cls(max_seq_len, default_stride(max_seq_len) if stride is None else stride, **kw)
+
     @property
     def content(self) -> int:
         return self.max_seq_len - self.specials
@@ -74,7 +79,7 @@ class Block:
 
     ids: np.ndarray
     offsets: np.ndarray
-    after: np.ndarray = field(default=None)  # int8 [n]: INSIDE .. PARAGRAPH
+    after: np.ndarray  # int8 [n]: INSIDE .. PARAGRAPH
 
 
 def text_blocks(text: str, size: int = BLOCK_CHARS) -> Iterator[tuple[int, str]]:
@@ -197,7 +202,7 @@ def windows(
                 e, cut_end = _end(buf.after, s, budget, win.slack)
             start, end = int(buf.offsets[s, 0]), int(buf.offsets[e - 1, 1])
             own = retokenize is not None and (not exact or cut_start or cut_end)
-            ids = retokenize(start, end) if own else buf.ids[s:e]
+            ids = retokenize(start, end) if retokenize is not None and own else buf.ids[s:e]
             if len(ids) <= win.content or e - s == 1:
                 break
             budget = min(budget, e - s) - (len(ids) - win.content)  # shrink by the excess, retry

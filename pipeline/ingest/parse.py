@@ -77,7 +77,7 @@ def parse_file(
             yield from records
             return
         for rec in records:
-            if not isinstance(rec, Skipped) and (new := relabel(rec.doc_id, path, name)) != rec.doc_id:
+            if not isinstance(rec, Skipped) and rec.doc_id and (new := relabel(rec.doc_id, path, name)) != rec.doc_id:
                 rec = dataclasses.replace(rec, doc_id=new)
             yield rec
 
@@ -113,9 +113,9 @@ def _choose(path: str, claimed: str | None, kind: str | None) -> str | Rejection
         return kind
     if kind is None and claimed is not None:
         return claimed
-    if (claimed, kind) in CONTAINERS:
+    if claimed is not None and (claimed, kind) in CONTAINERS:
         return claimed
-    if claimed is None and kind is None:
+    if kind is None:
         known = ", ".join(sorted(FORMATS))
         return reject(STAGE, "unsupported_format", path, f"unknown extension; docbeam reads {known}")
     what = f"the content is {detect.describe(kind)}"

@@ -88,7 +88,7 @@ class Decompressed(io.RawIOBase):
         self.raw, self.gzipped, self.cap = raw, gzipped, cap
         self.total = 0
         self.problem: str | None = None
-        self.error: str | None = None  # the error code that goes with `problem`
+        self.error = ""  # the error code that goes with `problem`
         self._d = zlib.decompressobj(31)
         self._buf = b""
         self._pending = b""

@@ -45,10 +45,10 @@ def name_of(path: str, root: str) -> str:
     return path[len(prefix) :] if path.startswith(prefix) else posixpath.basename(path)
 
 
-def relabel(doc_id: str | None, path: str, name: str) -> str | None:
+def relabel(doc_id: str, path: str, name: str) -> str:
     """An id derived from the file's path ("PATH", "PATH#ROW") re-derived from its name."""
     if doc_id == path:
         return name
-    if doc_id is not None and doc_id.startswith(path + "#"):
+    if doc_id.startswith(path + "#"):
         return name + doc_id[len(path) :]
     return doc_id

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import fnmatch
+import functools
 import hashlib
 import json
 import logging
@@ -175,6 +176,10 @@ def _localize_gcs(url: str, cache_root: Path, expected: str | None) -> Path:
     return entry
 
 
+def _download(blob: storage.Blob, target: Path) -> None:
+    blob.download_to_filename(str(target), retry=None, timeout=GCS_TIMEOUT)
+
+
 def _download_checkpoint(bucket: str, prefix: str, url: str, listing: dict, entry: Path, expected: str | None) -> str:
     tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=f".{entry.name}.tmp-"))
     try:
@@ -184,12 +189,7 @@ def _download_checkpoint(bucket: str, prefix: str, url: str, listing: dict, entr
             # Pin the generation that the cache key names, so a concurrent upload to the
             # same path cannot mix two versions into one entry.
             blob = gcs_blob(f"{GS_PREFIX}{bucket}/{prefix}{name}", generation=meta["generation"])
-            retrying(
-                "download",
-                lambda blob=blob, target=target: blob.download_to_filename(
-                    str(target), retry=None, timeout=GCS_TIMEOUT
-                ),
-            )
+            retrying("download", functools.partial(_download, blob, target))
         digest = sha256_of(tmp / WEIGHTS_FILE)
         if expected:
             _check_expected(url, expected, digest)

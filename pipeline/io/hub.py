@@ -56,9 +56,20 @@ def resolve(spec: str, cache_dir: Path | None = None, flag: str = "--model") -> 
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     repo_id, _, revision = spec.partition("@")
-    kwargs = {"revision": revision or None, "allow_patterns": list(CHECKPOINT_PATTERNS), "cache_dir": cache_dir}
+
+    def download(local_only: bool) -> Path:
+        return Path(
+            snapshot_download(
+                repo_id,
+                revision=revision or None,
+                allow_patterns=list(CHECKPOINT_PATTERNS),
+                cache_dir=cache_dir,
+                local_files_only=local_only,
+            )
+        )
+
     try:
-        path = snapshot_download(repo_id, local_files_only=True, **kwargs)
+        path = download(local_only=True)
     except LocalEntryNotFoundError:
         if constants.HF_HUB_OFFLINE:
             where = cache_dir or constants.HF_HUB_CACHE
@@ -67,10 +78,9 @@ def resolve(spec: str, cache_dir: Path | None = None, flag: str = "--model") -> 
                 f"download it where the network allows (`hf download {repo_id}`) or pass a local directory"
             ) from None
         try:
-            path = snapshot_download(repo_id, **kwargs)
+            path = download(local_only=False)
         except Exception as exc:  # network, auth, missing repo: one line naming the model
             raise CheckpointError(f"{flag} {spec}: cannot fetch it from the Hugging Face hub: {exc}") from exc
-    path = Path(path)
     if not (path / "model.safetensors").exists():
         raise CheckpointError(
             f"{flag} {spec}: no model.safetensors at revision {path.name} (docbeam loads safetensors only, "

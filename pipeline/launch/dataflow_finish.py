@@ -25,7 +25,7 @@ from docbeam.pipeline.io import storage
 from docbeam.pipeline.launch import waves
 from docbeam.pipeline.launch.console import configure_logging, exit_status, summary
 from docbeam.pipeline.launch.execute import stage_totals
-from docbeam.pipeline.launch.job import RunResult, finalize, make_rates
+from docbeam.pipeline.launch.job import Launch, RunResult, WavesDone, finalize, make_rates
 from docbeam.pipeline.launch.options import DocbeamOptions
 from docbeam.pipeline.launch.planner import list_files, make_plan, remote_attention
 
@@ -72,19 +72,16 @@ def finalize_dataflow(output: str, job_id: str, client=None) -> RunResult:
     options = PipelineOptions(record["argv"])
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)
-    rates = make_rates(d, local=False)
+    launch = Launch(plan, options, record["argv"], False, make_rates(d, local=False), remote_attention(d.attention))
     metrics = dataflow_metrics(options, job_id, client)
     client = client or metrics._dataflow_client
-    totals, wall = stage_totals(metrics.job_result), job_seconds(client, job_id)
-    earlier = waves.committed(plan.output)
+    done = WavesDone(tuple(waves.committed(plan.output)))
     wave = waves.Wave(record["wave"], record["inputs"])
-    if wave.key not in {r["key"] for r in earlier}:
+    if wave.key not in {r["key"] for r in done.records}:
         files = record.get("files") or sorted(list_files(plan.inputs))
-        waves.commit(plan.output, wave, files, totals, wall)
-        earlier.append({"key": wave.key, "totals": totals, "wall_seconds": wall})
-    merged = waves.merge_totals([r["totals"] for r in earlier])
-    wall = sum(r["wall_seconds"] for r in earlier)
-    return finalize(plan, options, merged, wall, remote_attention(d.attention), rates, local=False)
+        totals, wall = stage_totals(metrics.job_result), job_seconds(client, job_id)
+        done = done.plus(waves.commit(plan.output, wave, files, totals, wall))
+    return finalize(launch, done)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -96,7 +96,8 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
     """The first n documents in path order, and the number of records the input holds:
     counted exactly (parse only) for the first `count_budget` bytes of files, Parquet from
     its metadata, the rest extrapolated from records per byte of the same kind of file."""
-    docs, rejected, counted, spent = [], 0, 0.0, 0
+    docs: list[Document] = []
+    rejected, counted, spent = 0, 0.0, 0
     density: dict[str, list[tuple[int, float]]] = {}  # kind -> [(records, bytes)]
     pending: list[tuple[str, int]] = []
     with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as sandbox:  # PDF, Word, HTML parse in it
@@ -110,7 +111,7 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
                 if fmt in STREAMED:
                     pending.append((path, size))
                 continue
-            holder = {}
+            holder: dict[str, _Counting] = {}
 
             def open_file(path=path, holder=holder):
                 holder["f"] = _Counting(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))

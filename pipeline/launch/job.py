@@ -103,50 +103,106 @@ def make_rates(d: DocbeamOptions, local: bool) -> Rates:
         raise UsageError(str(exc)) from exc
 
 
-def run(argv: list[str], handler=None) -> RunResult:
-    """Plan, run (wave by wave) and finalise one job. `handler` replaces the encoder's
-    ModelHandler (tests use it)."""
-    storage.ensure_emulator_credentials()  # no-op unless STORAGE_EMULATOR_HOST is set
+@dataclass(frozen=True)
+class Budget:
+    """--budget-usd, held between waves at the run's hourly rate."""
+
+    usd: float
+    rates: Rates
+
+    def spent(self, wall_seconds: float) -> float:
+        return wall_seconds * self.rates.usd_per_hour / 3600
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One run, resolved before its first wave: everything the later steps read."""
+
+    plan: JobPlan
+    options: PipelineOptions
+    argv: list[str]
+    local: bool  # the job runs in this process (DirectRunner): its platform decides the kernels
+    rates: Rates
+    attention: dict  # the kernel choice as the manifest and the logs state it
+
+    @property
+    def flags(self) -> DocbeamOptions:
+        return self.options.view_as(DocbeamOptions)
+
+    @property
+    def budget(self) -> Budget | None:
+        return None if self.flags.budget_usd is None else Budget(self.flags.budget_usd, self.rates)
+
+
+@dataclass(frozen=True)
+class WavesDone:
+    """The committed waves of a run, as their _progress/ records (waves.commit)."""
+
+    records: tuple[dict, ...] = ()
+
+    def plus(self, record: dict) -> "WavesDone":
+        return WavesDone((*self.records, record))
+
+    @property
+    def wall(self) -> float:
+        return sum(r["wall_seconds"] for r in self.records)
+
+    @property
+    def merged(self) -> dict:
+        return waves.merge_totals([r["totals"] for r in self.records])
+
+
+def prepare(argv: list[str]) -> Launch:
+    """Flags -> a checked plan, staged for remote workers, priced, its kernels chosen."""
     options = PipelineOptions(argv)
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)
     local = runners.is_local(options)
     if not local:
         plan = stage_for_workers(plan, options)
-    rates = make_rates(d, local=local)
-    records = waves.committed(plan.output) if d.resume else []
-    if d.resume:
-        stale = waves.remove_uncommitted(plan.output, records)
-        log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
-    else:
-        prepare_output(plan.output, d.overwrite)
-    if d.budget_usd is not None and not d.resume:
-        plan = check_budget(plan, options, d, rates.hardware)
-    listing = list_files(plan.inputs) if d.resume or d.wave_files else None
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
+    return Launch(plan, options, argv, local, make_rates(d, local=local), attention)
+
+
+def open_output(launch: Launch) -> WavesDone:
+    """--resume: the waves already committed (their leftovers removed); otherwise an output
+    that holds no earlier run (or, with --overwrite, no longer does)."""
+    output = launch.plan.output
+    if not launch.flags.resume:
+        prepare_output(output, launch.flags.overwrite)
+        return WavesDone()
+    records = waves.committed(output)
+    stale = waves.remove_uncommitted(output, records)
+    log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
+    return WavesDone(tuple(records))
+
+
+def run(argv: list[str], handler=None) -> RunResult:
+    """Plan, run (wave by wave) and finalise one job. `handler` replaces the encoder's
+    ModelHandler (tests use it)."""
+    storage.ensure_emulator_credentials()  # no-op unless STORAGE_EMULATOR_HOST is set
+    launch = prepare(argv)
+    done = open_output(launch)
+    if launch.budget is not None and not launch.flags.resume:
+        launch = dataclasses.replace(launch, plan=check_budget(launch))
+    plan, d = launch.plan, launch.flags
     log.info(
         "%d file(s), %.1f MiB -> %s; model %s; attention %s",
         plan.input_files,
         plan.input_bytes / 2**20,
         plan.output,
         plan.model_name,
-        attention["reason"],
+        launch.attention["reason"],
     )
-    totals = [r["totals"] for r in records]
-    wall = sum(r["wall_seconds"] for r in records)
-    todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, records)
-    all_waves = len(records) + len(todo)
-    display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if local else nullcontext()
-    budget = (d.budget_usd, rates) if d.budget_usd is not None else None
+    listing = list_files(plan.inputs) if d.resume or d.wave_files else None
+    todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, list(done.records))
+    display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if launch.local else None
     try:
-        with display, _ctrl_c() as pressed:
-            totals, wall = _run_waves(
-                plan, options, argv, todo, listing, records, totals, wall, handler, budget, pressed
-            )
+        with display or nullcontext(), _ctrl_c() as pressed:
+            done = run_waves(launch, todo, listing, done, handler, pressed)
     except KeyboardInterrupt:
-        raise Interrupted(plan.output, len(waves.committed(plan.output)), all_waves) from None
-    timeline = display.timeline if local else []
-    return finalize(plan, options, waves.merge_totals(totals), wall, attention, rates, local, timeline)
+        raise Interrupted(plan.output, len(waves.committed(plan.output)), len(done.records) + len(todo)) from None
+    return finalize(launch, done, display.timeline if display else [])
 
 
 @contextmanager
@@ -170,9 +226,16 @@ def _ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
-def _run_waves(
-    plan, options, argv, todo, listing, records, totals, wall, handler, budget, pressed
-) -> tuple[list[dict], float]:
+def run_waves(
+    launch: Launch,
+    todo: list[waves.Wave],
+    listing: dict[str, tuple[int, str]] | None,
+    done: WavesDone,
+    handler,
+    pressed: threading.Event,
+) -> WavesDone:
+    """Run and commit each wave in turn; returns every committed wave, the earlier ones included."""
+    plan, budget = launch.plan, launch.budget
     for i, wave in enumerate(todo, 1):
         if pressed.is_set():
             raise KeyboardInterrupt
@@ -184,31 +247,34 @@ def _run_waves(
             plan,
             files=files,
             file_prefix=wave.key,
-            committed_documents=waves.document_files(plan.output, records),
+            committed_documents=waves.document_files(plan.output, list(done.records)),
         )
-        waves.record_job(plan.output, argv, wave, [f for f, *_ in files] if files else None)
-        wave_totals, wave_wall = execute(wave_plan, options, handler)
-        done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
-        waves.commit(plan.output, wave, done, wave_totals, wave_wall)
-        records.append({"key": wave.key})
-        totals.append(wave_totals)
-        wall += wave_wall
-        if budget and i < len(todo) and wall * budget[1].usd_per_hour / 3600 > budget[0]:
-            spent = report.money(wall * budget[1].usd_per_hour / 3600)
+        waves.record_job(plan.output, launch.argv, wave, [f for f, *_ in files] if files else None)
+        totals, wall = execute(wave_plan, launch.options, handler)
+        inputs_done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
+        done = done.plus(waves.commit(plan.output, wave, inputs_done, totals, wall))
+        if budget and i < len(todo) and budget.spent(done.wall) > budget.usd:
             raise BudgetSpent(
-                f"stopped after wave {i} of {len(todo)}: {spent} spent, over --budget-usd {budget[0]}; the waves "
-                f"done are committed: --resume (with a higher --budget-usd) continues ({plan.output})"
+                f"stopped after wave {i} of {len(todo)}: {report.money(budget.spent(done.wall))} spent, over "
+                f"--budget-usd {budget.usd}; the waves done are committed: --resume (with a higher --budget-usd) "
+                f"continues ({plan.output})"
             )
-    return totals, wall
+    return done
 
 
-def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, hardware: str) -> JobPlan:
+def check_budget(launch: Launch) -> JobPlan:
     """Project the whole job's cost from a sample run; refuse to start over budget. The
     sample's outputs stay under the output and the job reuses them (each document is encoded
     once); an input no bigger than the sample is simply run, held to the budget as it goes."""
+    plan, d = launch.plan, launch.flags
     sample_out = tables.join(plan.output, tables.BUDGET_SAMPLE)
     est = estimate(
-        plan, options, sample_size=d.budget_sample, hardware=hardware, pricing=d.pricing, sample_output=sample_out
+        plan,
+        launch.options,
+        sample_size=d.budget_sample,
+        hardware=launch.rates.hardware,
+        pricing=d.pricing,
+        sample_output=sample_out,
     )
     if est is None:
         log.info("budget check: the input fits the --budget-sample; it runs held to --budget-usd %s", d.budget_usd)
@@ -231,17 +297,17 @@ def check_budget(plan: JobPlan, options: PipelineOptions, d: DocbeamOptions, har
     return dataclasses.replace(plan, reuse=sample)
 
 
-def _reuse_record(plan: JobPlan, totals: dict) -> dict:
+def _reuse_record(plan: JobPlan, reuse: Reuse, totals: dict) -> dict:
     """What --reuse did: reused and encoded documents and tokens, and the removed documents,
     whose ids go to removed/doc_ids.txt."""
-    removed = [] if plan.reuse.budget_sample else manifest.removed_since(plan.reuse.output, plan.output)
-    if not plan.reuse.budget_sample:
+    removed = [] if reuse.budget_sample else manifest.removed_since(reuse.output, plan.output)
+    if not reuse.budget_sample:
         storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
     reused, encoded = totals.get(Stage.REUSE, {}), totals.get(Stage.ASSEMBLE, {})
     return {
-        "from": plan.reuse.output,
-        "budget_sample": plan.reuse.budget_sample,
-        "same_settings": plan.reuse.same_settings,
+        "from": reuse.output,
+        "budget_sample": reuse.budget_sample,
+        "same_settings": reuse.same_settings,
         "documents_reused": int(reused.get("elements_out", 0)),
         "tokens_reused": int(reused.get("tokens", 0)),
         "documents_encoded": int(encoded.get("elements_out", 0)),
@@ -250,31 +316,29 @@ def _reuse_record(plan: JobPlan, totals: dict) -> dict:
     }
 
 
-def finalize(
-    plan: JobPlan,
-    options: PipelineOptions,
-    totals: dict,
-    wall: float,
-    attention: dict,
-    rates: Rates,
-    local: bool,
-    timeline: list[dict] | None = None,
-) -> RunResult:
+def _storage_usd(launch: Launch, totals: dict) -> float:
+    """Cloud Storage operations: the inputs read, the table files and finalisation's own files
+    written (the manifest and the cost report)."""
+    plan = launch.plan
+    reads = totals.get(Stage.MATCH, {}).get("elements_out", 0) if any(g.startswith("gs://") for g in plan.globs) else 0
+    written = len(outputs.existing(plan.output, tables.RUN_FOLDERS)) + 1 + len(report.FILES)
+    return launch.rates.gcs_usd(reads, written if plan.output.startswith("gs://") else 0)
+
+
+def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None) -> RunResult:
     """After the job: read the outputs back, check the accounting, write the manifest and the cost report."""
-    parse = totals.get("parse", {})
+    plan, totals, wall = launch.plan, done.merged, done.wall
+    parse = totals.get(Stage.PARSE, {})
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
-    written = outputs.existing(plan.output, tables.RUN_FOLDERS)
     chunks = outputs.read_table(plan.output, tables.CHUNKS, ["doc_id"])
     extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["doc_id"])
-    gcs_reads = totals.get("match", {}).get("elements_out", 0) if any(g.startswith("gs://") for g in plan.globs) else 0
-    gcs_writes = len(written) + 4 if plan.output.startswith("gs://") else 0
     cost = report.build(
         totals,
         wall_seconds=wall,
         documents=check["ok"],
-        rates=rates,
-        remote=not local,
-        storage_usd=rates.gcs_usd(gcs_reads, gcs_writes),
+        rates=launch.rates,
+        remote=not launch.local,
+        storage_usd=_storage_usd(launch, totals),
         timeline=timeline or [],
     )
     report.write(cost, plan.output)
@@ -282,12 +346,12 @@ def finalize(
 
     man = manifest.build(
         plan=plan,
-        options=options.get_all_options(drop_default=True),
+        options=launch.options.get_all_options(drop_default=True),
         stage_totals=totals,
         check=check,
-        attention=attention,
+        attention=launch.attention,
         wall_seconds=wall,
-        devices=[str(dv) for dv in jax.local_devices()] if local else [],
+        devices=[str(dv) for dv in jax.local_devices()] if launch.local else [],
         chunk_rows=chunks.num_rows if chunks is not None else 0,
         extraction_rows=extr.num_rows if extr is not None else 0,
     )
@@ -295,13 +359,13 @@ def finalize(
         "usd": cost["totals"]["cost_usd"],
         "usd_per_1m_document_tokens": cost["totals"]["usd_per_1m_document_tokens"],
         "usd_per_1k_documents": cost["totals"]["usd_per_1k_documents"],
-        "hardware": rates.hardware,
+        "hardware": launch.rates.hardware,
         "report": "_cost/report.md",
     }
     if plan.reuse is not None:
-        man["reuse"] = _reuse_record(plan, totals)
+        man["reuse"] = _reuse_record(plan, plan.reuse, totals)
     man["storage_retries"] = storage.retry_count()
-    d = options.view_as(DocbeamOptions)
+    d = launch.flags
     man["verdict"] = manifest.verdict(check, d.max_rejected, cost["totals"]["cost_usd"], d.budget_usd)
     if plan.reuse is not None and plan.reuse.budget_sample:  # copied into this run: no longer needed
         storage.delete_folder(tables.join(plan.output, tables.BUDGET_SAMPLE))

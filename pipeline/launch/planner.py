@@ -7,17 +7,19 @@ import hashlib
 import json
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
 from docbeam.kernels import api as kernels
-from docbeam.model.checkpoint import describe_checkpoint, sha256_of
+from docbeam.model.checkpoint import Checkpoint, describe_checkpoint, sha256_of
 from docbeam.model.config import CheckpointError
 from docbeam.model.token_classification import load_classifier, read_labels
 from docbeam.pipeline import extractors
 from docbeam.pipeline.core import fingerprint, tables
+from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
 from docbeam.pipeline.encode.packing import PackSpec, default_rows
@@ -25,7 +27,7 @@ from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSetting
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
-from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing, default_stride
+from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
 from docbeam.pipeline.io import hub, outputs, storage
@@ -180,9 +182,7 @@ def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
         labels = read_labels(ckpt.path)
         load_classifier(ckpt.path, len(labels), ckpt.config.hidden)
         seq = ckpt.config.max_seq_len
-        windowing = Windowing(
-            seq, default_stride(seq) if d.stride is None else d.stride, specials=ckpt.special.count, language=d.language
-        )
+        windowing = Windowing.of(seq, d.stride, specials=ckpt.special.count, language=d.language)
     except (CheckpointError, ValueError) as exc:
         raise _ner_error(exc) from exc
     pack = PackSpec(rows=default_rows(seq), seq_len=seq)
@@ -199,35 +199,60 @@ def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
     return NerPlan(encoder, windowing, ckpt.config, labels, d.ner_aggregation, name, ckpt.weights_sha256)
 
 
-def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
-    d = options.view_as(DocbeamOptions)
-    if needs_output and not d.output:
-        raise UsageError("--output is required (a folder or gs:// prefix)")
-    inputs = resolve_inputs(d.input or [])
-    listing = list_files(inputs)  # id collisions fail here, before the job
-    model, hub_ckpt = d.model, None
+@dataclass(frozen=True)
+class ResolvedModel:
+    path: str | None  # what workers load: a folder, a gs:// prefix or a hub snapshot (None: the default)
+    name: str  # as the manifest and the tables name it (the hub id for a hub model)
+    checkpoint: Checkpoint
+
+
+def resolve_model(d: DocbeamOptions) -> ResolvedModel:
+    """--model (a hub id resolved once, here: workers get this snapshot or its staged copy,
+    never the hub) checked against --model-sha256."""
+    path, hub_ckpt = d.model, None
     try:
-        if model and hub.is_hub_id(model):
-            # Resolved once, here: workers get this snapshot (or its staged copy), never the hub.
-            hub_ckpt = hub.resolve(model)
-            model = str(hub_ckpt.path)
-        ckpt = describe_checkpoint(checkpoint_dir(model, d.model_sha256))
+        if path and hub.is_hub_id(path):
+            hub_ckpt = hub.resolve(path)
+            path = str(hub_ckpt.path)
+        ckpt = describe_checkpoint(checkpoint_dir(path, d.model_sha256))
     except CheckpointError as exc:
         raise UsageError(f"--model: {exc}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"
         )
-    dtype, dtype_reason = resolve_dtype(d.dtype, _platform(options, d.hardware))
+    return ResolvedModel(path, hub_ckpt.name if hub_ckpt else (d.model or ckpt.name), ckpt)
+
+
+def resolve_windowing(d: DocbeamOptions, ckpt: Checkpoint) -> tuple[Frame, Windowing]:
+    """The window (the checkpoint's own unless --max-seq-len), its prompt and stride."""
     max_seq_len = d.max_seq_len or ckpt.config.max_seq_len  # the window the model was trained on
     if max_seq_len > ckpt.config.max_positions:
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
         frame = Frame.of(ckpt, d.prompt_name)
-        stride = default_stride(max_seq_len) if d.stride is None else d.stride
-        windowing = Windowing(max_seq_len, stride, specials=frame.count, language=d.language)
+        return frame, Windowing.of(max_seq_len, d.stride, specials=frame.count, language=d.language)
     except (ValueError, CheckpointError) as exc:
         raise UsageError(str(exc)) from exc
+
+
+def extractor_settings(d: DocbeamOptions) -> dict[str, dict]:
+    """Each extractor's keyword arguments, from its flags (stored in the fingerprint as JSON)."""
+    return {
+        "labels": {"labels_file": d.label_file, "top_k": d.label_top_k, "min_score": d.label_min_score},
+        "keyphrases": {
+            "ngrams": list(parse_ngrams(d.keyphrase_ngrams)),  # checked on the command line
+            "reference": d.keyphrase_reference,
+            "top_n": d.keyphrase_top_n,
+            "language": d.language,
+        },
+        "summary": {"top_k": d.summary_sentences, "language": d.language},
+    }
+
+
+def resolve_extractors(options: PipelineOptions) -> tuple[list[str], dict[str, dict], list]:
+    """(--extract kinds, their settings, the extractors built: a bad label file fails here)."""
+    d = options.view_as(DocbeamOptions)
     try:
         kinds = extract_list(d.extract)
     except ValueError as exc:
@@ -235,34 +260,46 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
     beam_labels = options.view_as(GoogleCloudOptions).labels or []
     if "labels" in kinds and any(lb.endswith((".json", ".yaml", ".yml")) for lb in beam_labels):
         raise UsageError("--labels is Beam's Dataflow job-label flag; give the label file as --label-file FILE")
+    settings = extractor_settings(d)
     try:
-        lo, hi = (int(x) for x in d.keyphrase_ngrams.split(","))
-    except ValueError:
-        if "keyphrases" in kinds:
-            raise UsageError(f"--keyphrase-ngrams {d.keyphrase_ngrams!r}: expected MIN,MAX, e.g. 1,2") from None
-        lo, hi = 1, 2
-    settings = {
-        "labels": {"labels_file": d.label_file, "top_k": d.label_top_k, "min_score": d.label_min_score},
-        "keyphrases": {
-            "ngrams": (lo, hi),
-            "reference": d.keyphrase_reference,
-            "top_n": d.keyphrase_top_n,
-            "language": d.language,
-        },
-        "summary": {"top_k": d.summary_sentences, "language": d.language},
-    }
-    try:
-        exs = extractors.build(kinds, settings)
+        return kinds, settings, extractors.build(kinds, settings)
     except (extractors.ExtractorError, ValueError) as exc:
         raise UsageError(f"--extract {d.extract}: {exc}") from exc
+
+
+def parse_config(d: DocbeamOptions) -> ParseConfig:
+    return ParseConfig(
+        id_field=d.id_field,
+        text_field=d.text_field,
+        max_doc_bytes=d.max_doc_bytes,
+        max_decompressed_bytes=d.max_decompressed_bytes,
+        html_text=d.html_text,
+        max_pdf_pages=d.max_pdf_pages,
+        parse_timeout_s=d.parse_timeout,
+        parse_memory_mb=d.parse_memory_mb,
+    )
+
+
+def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
+    """Every flag resolved and checked, in the order a reader would check them by hand."""
+    d = options.view_as(DocbeamOptions)
+    if needs_output and not d.output:
+        raise UsageError("--output is required (a folder or gs:// prefix)")
+    inputs = resolve_inputs(d.input or [])
+    listing = list_files(inputs)  # id collisions fail here, before the job
+    model = resolve_model(d)
+    ckpt = model.checkpoint
+    dtype, dtype_reason = resolve_dtype(d.dtype, _platform(options, d.hardware))
+    frame, windowing = resolve_windowing(d, ckpt)
+    kinds, settings, exs = resolve_extractors(options)
     ner = ner_plan(d, kinds, dtype)
     prompt = frame.prompt.name if frame.prompt else None
     # Fewer, longer rows at long windows: the same token budget per batch (packing.py).
-    pack = PackSpec(rows=d.batch_rows or default_rows(max_seq_len), seq_len=max_seq_len)
+    pack = PackSpec(rows=d.batch_rows or default_rows(windowing.max_seq_len), seq_len=windowing.max_seq_len)
     outputs_depend_on = {
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
         "dtype": dtype,
-        "max_seq_len": max_seq_len,
+        "max_seq_len": windowing.max_seq_len,
         "stride": windowing.stride,
         "language": d.language,
         "chunking": CHUNKING_VERSION,
@@ -274,31 +311,21 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan
             "checkpoint": checkpoint_hash(checkpoint_dir(ner.encoder.model), ner.weights_sha256),
             "aggregation": ner.aggregation,
         }
-    previous = _previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None
     return JobPlan(
         inputs=inputs,
         output=d.output or "",
-        parse=ParseConfig(
-            id_field=d.id_field,
-            text_field=d.text_field,
-            max_doc_bytes=d.max_doc_bytes,
-            max_decompressed_bytes=d.max_decompressed_bytes,
-            html_text=d.html_text,
-            max_pdf_pages=d.max_pdf_pages,
-            parse_timeout_s=d.parse_timeout,
-            parse_memory_mb=d.parse_memory_mb,
-        ),
+        parse=parse_config(d),
         windowing=windowing,
-        encoder=EncoderSettings(model, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
+        encoder=EncoderSettings(model.path, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
         dtype_reason=dtype_reason,
-        model_name=hub_ckpt.name if hub_ckpt else (d.model or ckpt.name),
+        model_name=model.name,
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
-        model_path=model,
+        model_path=model.path,
         extractors=exs,
         no_store_text=d.no_store_text,
         settings=outputs_depend_on,
-        reuse=previous,
+        reuse=_previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None,
         input_files=len(listing),
         input_bytes=sum(size for size, _ in listing.values()),
         prompt_name=prompt,
@@ -325,10 +352,11 @@ def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
     if staged:
         encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
         plan = dataclasses.replace(plan, model_path=staged, encoder=encoder)
-    staged = _staged(plan.ner.encoder.model, plan.ner.weights_sha256, "--ner-model", options) if plan.ner else None
-    if staged:
-        encoder = dataclasses.replace(plan.ner.encoder, model=staged, model_sha256=plan.ner.weights_sha256)
-        plan = dataclasses.replace(plan, ner=dataclasses.replace(plan.ner, encoder=encoder))
+    ner = plan.ner
+    staged = _staged(ner.encoder.model, ner.weights_sha256, "--ner-model", options) if ner else None
+    if ner and staged:
+        encoder = dataclasses.replace(ner.encoder, model=staged, model_sha256=ner.weights_sha256)
+        plan = dataclasses.replace(plan, ner=dataclasses.replace(ner, encoder=encoder))
     return plan
 
 

@@ -34,9 +34,11 @@ def committed(output: str) -> list[dict]:
     return [json.loads(storage.read_text(p)) for p in storage.list_prefix(prefix) if p.endswith(".json")]
 
 
-def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float) -> None:
+def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float) -> dict:
+    """Write the wave's record, which commits it; returns the record."""
     record = {"key": wave.key, "inputs": wave.inputs, "files": files, "totals": totals, "wall_seconds": wall}
     storage.write_text(tables.join(output, tables.PROGRESS, f"{wave.key}.json"), json.dumps(record, indent=1))
+    return record
 
 
 def record_job(output: str, argv: list[str], wave: Wave, files: list[str] | None) -> None:

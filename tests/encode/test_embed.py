@@ -45,3 +45,24 @@ def test_the_command_prints_json_or_writes_npy(tmp_path, sample_run):
         empty.returncode == 2
         and empty.stderr.strip() == "docbeam embed: no text to embed (give TEXT arguments or --input FILE)"
     )
+
+
+def test_a_checkpoint_with_short_windows_chunks_queries_as_the_pipeline_chunks_documents(tmp_path):
+    """Windows under 256 tokens take a smaller default stride (an eighth of the window): a long
+    query is chunked exactly as the pipeline chunks a document, so its vector is the document's."""
+    import shutil
+
+    from docbeam.model.checkpoint import default_checkpoint_dir
+    from docbeam.pipeline.encode.embed import embed
+    from tests.helpers import run_job, write_jsonl
+
+    model = tmp_path / "minilm-128"
+    shutil.copytree(default_checkpoint_dir(), model)
+    config = json.loads((model / "sentence_bert_config.json").read_text())
+    (model / "sentence_bert_config.json").write_text(json.dumps({**config, "max_seq_length": 128}))
+    text = " ".join(f"Sentence number {i} talks about packing rows of tokens for the encoder." for i in range(40))
+    run_job(write_jsonl(tmp_path / "d.jsonl", [{"id": "long", "text": text}]), tmp_path / "out", "--model", str(model))
+    (doc,) = table(tmp_path / "out", "documents").to_pylist()
+    assert doc["n_chunks"] > 3
+    got = embed([text], model=str(model))
+    assert cosine(got, np.asarray([doc["embedding"]]))[0] >= 0.99999

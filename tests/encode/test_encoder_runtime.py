@@ -13,7 +13,7 @@ from docbeam.kernels import registry
 from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.encode.packing import Packer, PackSpec
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
-from tests.helpers import REPO, SAMPLES, run_job, table
+from tests.helpers import REPO, SAMPLES, child_env, run_job, table
 
 
 def _batches(spec: PackSpec, n: int = 20) -> list:
@@ -63,7 +63,7 @@ logging.basicConfig(level=logging.INFO)
 import jax, numpy as np
 from docbeam.pipeline.encode.packing import PackSpec
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
-from tests.pipeline.test_encoder_runtime import _batches
+from tests.encode.test_encoder_runtime import _batches
 hits = []
 jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e.endswith("cache_hits") else None)
 spec = PackSpec(rows=4, seq_len=128)
@@ -76,7 +76,7 @@ print(rt.stats.compilations, len(hits))
 
 def test_compiled_executables_are_reused_across_processes(tmp_path):
     def probe(cache: str, name: str) -> tuple[int, int, str]:
-        env = {**os.environ, "DOCBEAM_COMPILE_CACHE": cache, "PYTHONPATH": str(REPO)}
+        env = child_env(DOCBEAM_COMPILE_CACHE=cache)
         (tmp_path / name).mkdir()
         done = subprocess.run(
             [sys.executable, "-c", CACHE_PROBE], cwd=tmp_path / name, env=env, capture_output=True, text=True

@@ -12,7 +12,7 @@ from docbeam.pipeline.encode.handler import _token_scores
 from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderRuntime, EncoderSettings
 from docbeam.pipeline.extractors.ner_aggregation import Entity, WindowReader, document_entities
-from docbeam.pipeline.ingest.chunking import Frame, Windowing, default_stride
+from docbeam.pipeline.ingest.chunking import Frame, Windowing
 from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
 
 
@@ -23,7 +23,7 @@ def documents(texts: Sequence[str]) -> list[Document]:
 def embedding_chunker(max_seq_len: int = 256) -> Chunker:
     """The default model's chunking at the default stride: the spans the pipeline's NER windows follow."""
     ckpt = describe_checkpoint(default_checkpoint_dir())
-    win = Windowing(max_seq_len, default_stride(max_seq_len), specials=ckpt.special.count)
+    win = Windowing.of(max_seq_len, specials=ckpt.special.count)
     return Chunker(ckpt.tokenizer, Frame(ckpt.special), win)
 
 

@@ -6,7 +6,7 @@ import secrets
 import subprocess
 import sys
 
-from tests.helpers import REPO
+from tests.helpers import REPO, child_env
 
 
 def test_every_kernel_runs_per_device_and_matches_one_device():
@@ -14,6 +14,7 @@ def test_every_kernel_runs_per_device_and_matches_one_device():
     out = subprocess.run(
         [sys.executable, "-m", "tests.kernels.multidevice", str(seed)],
         cwd=REPO,
+        env=child_env(),
         capture_output=True,
         text=True,
         timeout=600,

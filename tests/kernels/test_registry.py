@@ -20,7 +20,9 @@ def test_auto_rules():
     assert kernels.get("auto", platform="tpu", shape=SHAPE).name == "splash"
     assert kernels.get("auto", platform="tpu", shape=(32, 200, 12, 32)).name == "native"
     assert kernels.get("auto", platform="gpu", shape=SHAPE, dtype="bfloat16").name == "native"
-    assert kernels.get("auto", platform="gpu", shape=(8, 4096, 12, 64), dtype="float32").name == "flash"
+    assert kernels.get("auto", platform="gpu", shape=(8, 512, 12, 64), dtype="bfloat16").name == "flash"
+    assert kernels.get("auto", platform="gpu", shape=(8, 512, 12, 64), dtype="float32").name == "native"
+    assert kernels.get("auto", platform="gpu", shape=(8, 4096, 12, 64), dtype="float32").name == "gpu_mha"
     tpu = kernels.get("auto", platform="tpu", shape=SHAPE)
     assert "T=256 divisible by block 128" in tpu.reason
 
@@ -113,7 +115,9 @@ def test_auto_at_long_rows_on_cpu():
     assert local.name == "blockwise" and "inside the window" in local.reason
     assert kernels.get("auto", platform="cpu", shape=(1, 8192, 12, 64)).name == "blockwise"
     assert kernels.get("auto", platform="cpu", shape=(16, 512, 12, 64), window=64).name == "xla_fused"
-    assert kernels.get("auto", platform="gpu", shape=(1, 8192, 12, 64), window=64).name == "flash"
+    gpu_local = kernels.get("auto", platform="gpu", shape=(1, 8192, 12, 64), dtype="bfloat16", window=64)
+    assert gpu_local.name == "flash"
+    assert kernels.get("auto", platform="gpu", shape=(1, 8192, 12, 64), dtype="float32", window=64).name == "blockwise"
 
 
 def test_explicit_kernel_without_windows_is_refused_for_windowed_layers():

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from warcio.archiveiterator import WARCIterator
+from warcio.recordloader import ArcWarcRecord
 
 from docbeam.pipeline.ingest.sandbox import ParseProblem
 
@@ -20,7 +21,7 @@ class WarcRecord:
     date: str | None  # WARC-Date (ISO 8601, UTC)
     status: int | None  # HTTP status of a response record
     content_type: str | None  # HTTP Content-Type, parameters included
-    _record: object
+    _record: ArcWarcRecord
 
     def payload(self, cap: int) -> bytes | None:
         """The HTTP body (transfer and content encodings undone), or None when it is longer than `cap`."""

@@ -31,9 +31,10 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
             kept = _keep(path, row, rec, cfg)
             if not rec.complete():  # cut short: by the file's end, a broken gzip stream or the size cap
                 break
-            if isinstance(kept, str):
-                kept = page(path, row, rec.uri, kept, cfg, sandbox, url=rec.uri, crawl_date=utc(rec.date))
-            yield kept
+            if isinstance(kept, str):  # the page's markup: parse it
+                yield page(path, row, rec.uri, kept, cfg, sandbox, url=rec.uri, crawl_date=utc(rec.date))
+            else:
+                yield kept
             row += 1
         else:
             if not source.problem:
