@@ -17,9 +17,10 @@ $(VENV)/.docbeam: pyproject.toml
 	touch $@
 
 # torch first, pinned to the CPU build on this disk, so sentence-transformers pulls no CUDA build.
+# The tpu extra (libtpu) lets the suite compile for TPUs on this machine (tests/encode/test_aot.py).
 $(VENV)/.docbeam-test: $(VENV)/.docbeam
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[test,airflow]'
+	$(PIP) install -q -e '.[test,airflow,tpu]'
 	touch $@
 
 run: $(VENV)/.docbeam

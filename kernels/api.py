@@ -61,6 +61,7 @@ _REGISTRY = {
     "for_layers",
     "get",
     "report",
+    "uncounted_cost",
 }
 
 

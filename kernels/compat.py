@@ -9,6 +9,7 @@ upgrade breaks here, loudly, and nowhere else. Tested with jax 0.10.2.
 """
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -55,7 +56,12 @@ def tpu_interpret_mode(enabled: bool) -> Iterator[None]:
         yield
 
 
-def pallas_call(kernel: Callable, **kwargs: Any) -> Callable:
+def pallas_call(kernel: Callable, *, cost: tuple[int, int, int] | None = None, **kwargs: Any) -> Callable:
+    """`cost`: (flops, transcendentals, bytes accessed), declared so XLA's cost analysis counts
+    the kernel (a Pallas call is opaque to it otherwise)."""
+    if cost is not None:
+        flops, transcendentals, moved = cost
+        kwargs["cost_estimate"] = pl.CostEstimate(flops=flops, transcendentals=transcendentals, bytes_accessed=moved)
     return pl.pallas_call(kernel, **kwargs)
 
 
@@ -70,3 +76,23 @@ def shard_over_batch(fn: Callable, mesh: Mesh, axis: str, n_batched: int) -> Cal
     specs = tuple(PartitionSpec(axis) for _ in range(n_batched))
     # check_vma=False: Pallas calls carry no varying-manual-axes annotations to check.
     return jax.shard_map(fn, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(axis), check_vma=False)
+
+
+def tpu_topology_devices(topology: str, chips_per_host_bounds: Sequence[int]) -> list[jax.Device]:
+    """Compile-only devices of one TPU host, e.g. ("v5e:2x2", (2, 2, 1)): XLA:TPU and Mosaic
+    compile for them on any machine where libtpu is installed; nothing can run on them."""
+    from jax.experimental import topologies
+
+    # Compile-only: no chip is opened, so libtpu's one-process lock (/tmp/libtpu_lockfile) need
+    # not stop a second compile (the test suite's workers, a user's two shells).
+    os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+    wrap = (False,) * len(chips_per_host_bounds)
+    desc = topologies.get_topology_desc(
+        platform="tpu",
+        topology_name=topology,
+        chip_config_name="default",
+        chips_per_host_bounds=tuple(chips_per_host_bounds),
+        num_slices=1,
+        wrap=wrap,
+    )
+    return list(desc.devices)

@@ -23,7 +23,15 @@ import jax.numpy as jnp
 from jax import lax
 
 from docbeam.kernels import compat as pc
-from docbeam.kernels.spec import KernelSpec, block_for, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels.spec import (
+    KernelSpec,
+    attention_cost,
+    block_for,
+    default_scale,
+    pad_seq,
+    padding_to_zeros,
+    platform_of_backend,
+)
 
 _MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)  # finite: keeps exp() and max() NaN-free
 _NO_ID = jnp.iinfo(jnp.int32).max
@@ -111,6 +119,7 @@ def _flash(q, k, v, segment_ids, *, scale: float, platform: str, window: int | N
         interpret=pc.interpret(platform),
         compiler_params=pc.compiler_params(platform, parallel_dims=3),
         name="docbeam_flash",
+        cost=attention_cost((batch, padded, heads, head_dim), q.dtype.itemsize, window),
     )(segment_ids, segment_ids, q, k, v)
     return out.transpose(0, 2, 1, 3)[:, :seq]
 

@@ -15,7 +15,15 @@ from jax.sharding import Mesh
 
 from docbeam.kernels import compat
 from docbeam.kernels.catalog import KERNELS
-from docbeam.kernels.spec import Availability, KernelSpec, Shape, Status, platform_of_backend
+from docbeam.kernels.spec import (
+    Availability,
+    KernelSpec,
+    Shape,
+    Status,
+    attention_cost,
+    platform_of_backend,
+    tracing_for,
+)
 
 
 class KernelUnavailable(ValueError):
@@ -96,8 +104,9 @@ def report(
     return rows
 
 
-def _checked(name: str, spec: KernelSpec) -> Callable[..., jax.Array]:
-    """Check the contract's shapes and window at trace time, and name the call for the profiler."""
+def _checked(name: str, spec: KernelSpec, platform: str) -> Callable[..., jax.Array]:
+    """Check the contract's shapes and window at trace time, name the call for the profiler, and
+    trace it for the platform it was chosen for (interpret mode only where that is a CPU)."""
 
     def scoped(q, k, v, *, segment_ids, scale=None, window=None):
         if q.ndim != 4 or k.shape != q.shape or v.shape != q.shape or segment_ids.shape != q.shape[:2]:
@@ -107,11 +116,11 @@ def _checked(name: str, spec: KernelSpec) -> Callable[..., jax.Array]:
             )
         check_window(window)
         if window is None:
-            with jax.named_scope(f"attention_{name}"):
+            with jax.named_scope(f"attention_{name}"), tracing_for(platform):
                 return spec.attend(q, k, v, segment_ids=segment_ids, scale=scale)
         if not spec.windows:
             raise KernelUnavailable(f"attention {name} takes no local window; choose one of {windowed_names()}")
-        with jax.named_scope(f"attention_{name}_local"):
+        with jax.named_scope(f"attention_{name}_local"), tracing_for(platform):
             return spec.attend(q, k, v, segment_ids=segment_ids, scale=scale, window=window)
 
     scoped.__name__ = f"attend_{name}"
@@ -128,6 +137,12 @@ def _sharded(attend: Callable[..., jax.Array], mesh: Mesh, axis: str) -> Callabl
         return local(q, k, v, segment_ids)
 
     return per_shard
+
+
+def uncounted_cost(name: str, shape: Shape, itemsize: int, window: int | None = None) -> tuple[int, int, int]:
+    """What XLA's cost analysis misses of one call of kernel `name`: (flops, transcendentals,
+    bytes) for a Pallas kernel that declares no cost, zeros for every other."""
+    return (0, 0, 0) if load(name).declares_cost else attention_cost(shape, itemsize, window)
 
 
 def windowed_names() -> str:
@@ -243,7 +258,7 @@ def get(
         chosen, reason = name, f"{name}: requested"
         if avail.status is Status.EMULATED:
             reason += f"; runs in Pallas interpret mode on {platform} (slow; for checking, not speed)"
-    attend = _checked(chosen, load(chosen))
+    attend = _checked(chosen, load(chosen), platform)
     if mesh is not None and mesh.size > 1:
         attend = _sharded(attend, mesh, batch_axis)
         reason += f"; per device over {mesh.size} devices (shard_map on the batch)"

@@ -1,8 +1,10 @@
 """What every implementation module exports (one `KernelSpec` named KERNEL), and the few
 rules all of them share: the platform name, the default scale, the block size, padding."""
 
+import contextlib
+import contextvars
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import jax
@@ -18,10 +20,27 @@ FLOATS = ("float32", "bfloat16", "float16")
 BLOCK = 128  # the largest block; JAX's TPU kernels need exactly this (the Mosaic lane width)
 
 
+_TRACING_FOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("docbeam_kernel_platform", default=None)
+
+
 def platform_of_backend(backend: str | None = None) -> str:
-    """JAX backend name -> 'cpu' | 'gpu' | 'tpu'."""
+    """JAX backend name -> 'cpu' | 'gpu' | 'tpu'. Without a name: the platform the kernel being
+    traced is for (`tracing_for`), else this process's default backend."""
+    if backend is None and _TRACING_FOR.get():
+        return str(_TRACING_FOR.get())
     backend = backend or jax.default_backend()
     return {"cuda": "gpu", "rocm": "gpu"}.get(backend, backend)
+
+
+@contextlib.contextmanager
+def tracing_for(platform: str) -> Iterator[None]:
+    """Trace a kernel for `platform`, which need not be this machine's: compiling for a TPU
+    on a CPU host must lower the Mosaic kernel, not the CPU's interpret mode."""
+    token = _TRACING_FOR.set(platform)
+    try:
+        yield
+    finally:
+        _TRACING_FOR.reset(token)
 
 
 def default_scale(head_dim: int, scale: float | None) -> float:
@@ -63,6 +82,9 @@ class KernelSpec:
     emulated_on: tuple[str, ...] = ()  # platforms where it only runs emulated (Pallas interpret)
     shape_check: ShapeCheck | None = None
     windows: bool = False  # takes the contract's optional local window (`window=`)
+    # A Pallas call counts in XLA's cost analysis only through the cost it declares: False for
+    # an upstream kernel that declares none (its cost is then added from `attention_cost`).
+    declares_cost: bool = True
 
     def availability(
         self, platform: str, shape: Shape | None, dtype: str | None, window: int | None = None
@@ -98,3 +120,13 @@ def pad_seq(
         return arrays, segment_ids.astype(jnp.int32)
     padded = tuple(jnp.pad(x, [(0, 0), (0, extra)] + [(0, 0)] * (x.ndim - 2)) for x in arrays)
     return padded, jnp.pad(segment_ids.astype(jnp.int32), [(0, 0), (0, extra)])
+
+
+def attention_cost(shape: Shape, itemsize: int, window: int | None = None) -> tuple[int, int, int]:
+    """(flops, transcendentals, bytes accessed) of attention over [B, T, H, D]: the two matmuls
+    over the keys a query can reach (2w+1 with a local window), one exp per score, q, k, v and
+    the output read or written once, the segment ids twice. What Pallas kernels declare."""
+    batch, seq, heads, head_dim = shape
+    keys = seq if window is None else min(seq, 2 * window + 1)
+    scores = batch * heads * seq * keys
+    return 4 * scores * head_dim, scores, 4 * batch * seq * heads * head_dim * itemsize + 2 * batch * seq * 4

@@ -49,4 +49,5 @@ KERNEL = KernelSpec(
     windows=False,  # upstream has LocalMask, not wired here: auto never picks it for windowed layers
     summary="JAX's Pallas TPU splash attention (block-sparse, segment ids)",
     emulated_on=("cpu",),
+    declares_cost=False,  # jax 0.10.2's make_splash_mha declares no CostEstimate
 )

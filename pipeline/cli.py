@@ -23,6 +23,7 @@ commands:
   run       run the job (DirectRunner by default) on --input, write the output contract to --output
   submit    the same job on Dataflow with TPU or GPU workers (--dry-run prints the options)
   estimate  run a sample here, project time and cost for the whole input on some hardware
+  compile   compile the run's encoder for a TPU worker here: kernels, HBM fit, roofline (needs no TPU)
   report    print / re-render the cost report of a finished run
   embed     vectors for texts (queries), exactly as the pipeline computes them
   kernels   which attention kernels this machine can run, and why not
@@ -43,6 +44,11 @@ def cmd_submit(argv: list[str]) -> int:
     hardware = submit.hardware_spec(ns)
     job = without_own_flags(argv, submit.add_submit_args)
     job_argv = [*job, *submit.dataflow_argv(ns), f"--hardware={hardware}"]
+    if not ns.dry_run and hardware.startswith("tpu-") and not ns.skip_compile_check:
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        if not _compile_ok(PipelineOptions(job), hardware, ns.pricing):
+            raise UsageError(f"the encoder does not compile or fit on {hardware} (above); nothing was submitted")
     if ns.dry_run:
         resolved = {
             "pipeline_options": opts,
@@ -79,6 +85,42 @@ def cmd_estimate(argv: list[str]) -> int:
         with open(ns.json, "w") as f:
             json.dump(est, f, indent=2)
     return ExitStatus.OK
+
+
+def _compile_ok(options, hardware: str, pricing: str | None) -> bool:
+    from docbeam.pipeline.encode.aot import CompileUnavailable
+    from docbeam.pipeline.launch.compile_check import check
+    from docbeam.pipeline.launch.console import configure_logging
+
+    configure_logging()
+    try:
+        return check(options, hardware, pricing=pricing)
+    except CompileUnavailable as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _compile_flags(parser) -> None:
+    parser.epilog = (
+        "Compiles with libtpu on this machine (pip install 'docbeam[tpu]'): the same encoder set-up, kernel per "
+        "layer and batch shapes as a worker of `--hardware tpu-TYPE:CHIPS`, sharded over its chips. Exit 2 when a "
+        "shape does not compile or does not fit in HBM. The figures are compiled bounds, not measurements."
+    )
+
+
+def cmd_compile(argv: list[str]) -> int:
+    ns = check_job_args(
+        argv,
+        "docbeam compile",
+        required=(),
+        more=_compile_flags,
+        description="Compile every executable a TPU worker of this run would build, here, before paying for one.",
+    )
+    if not ns.hardware or not ns.hardware.startswith("tpu-"):
+        raise UsageError("--hardware tpu-TYPE[:CHIPS] is required (e.g. tpu-v5e:4): compile targets a TPU worker")
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    ok = _compile_ok(PipelineOptions(without_own_flags(argv, _compile_flags)), ns.hardware, ns.pricing)
+    return ExitStatus.OK if ok else ExitStatus.USAGE
 
 
 def cmd_report(argv: list[str]) -> int:
@@ -221,6 +263,7 @@ COMMANDS = {
     "run": cmd_run,
     "submit": cmd_submit,
     "estimate": cmd_estimate,
+    "compile": cmd_compile,
     "report": cmd_report,
     "embed": cmd_embed,
     "kernels": cmd_kernels,

@@ -29,6 +29,7 @@ class Worker:
     vcpus: int
     memory_gb: float
     topology: str | None = None
+    host_bounds: tuple[int, ...] = ()  # TPU chips per host along x, y, z (what libtpu compiles for)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class Accelerator:
     peak_tflops: dict[str, float]
     workers: dict[int, Worker]  # chips per worker -> machine
     source: str
+    compile_name: str = ""  # TPU: libtpu's topology prefix (v5e, v6e, v5p)
+    hbm_gb: float = 0.0  # TPU: HBM per chip, GiB
+    hbm_gbps: float = 0.0  # TPU: HBM bandwidth per chip, GB/s
 
     @property
     def billed_per_chip_only(self) -> bool:
@@ -65,6 +69,8 @@ class Catalogue:
     accelerators: dict[str, Accelerator]
     assumed_mfu: float
     measured: dict[str, float]  # accelerator -> encoder tokens/s per chip measured with docbeam
+    assumed_roofline_efficiency: float  # estimate: the fraction of the compiled roofline assumed
+    worker_image: dict[str, str]  # distribution -> version the TPU worker image pins
 
     def get(self, name: str) -> Accelerator:
         if name not in self.accelerators:
@@ -81,13 +87,35 @@ def catalogue(path: Path = CATALOGUE) -> Catalogue:
     accs = {}
     for name, a in raw["accelerators"].items():
         workers = {
-            int(chips): Worker(w["machine_type"], int(chips), w["vcpus"], w["memory_gb"], w.get("topology"))
+            int(chips): Worker(
+                w["machine_type"],
+                int(chips),
+                w["vcpus"],
+                w["memory_gb"],
+                w.get("topology"),
+                tuple(w.get("host_bounds", ())),
+            )
             for chips, w in a["workers"].items()
         }
         accs[name] = Accelerator(
-            name, a["kind"], a.get("dataflow_type"), a["price_id"], dict(a["peak_tflops"]), workers, a["source"]
+            name,
+            a["kind"],
+            a.get("dataflow_type"),
+            a["price_id"],
+            dict(a["peak_tflops"]),
+            workers,
+            a["source"],
+            a.get("compile_name", ""),
+            float(a.get("hbm_gb", 0)),
+            float(a.get("hbm_gbps", 0)),
         )
-    return Catalogue(accs, float(raw["assumed_mfu"]), dict(raw.get("measured") or {}))
+    return Catalogue(
+        accs,
+        float(raw["assumed_mfu"]),
+        dict(raw.get("measured") or {}),
+        float(raw["assumed_roofline_efficiency"]),
+        dict(raw["worker_image"]),
+    )
 
 
 def parse_spec(spec: str) -> tuple[str, int]:

@@ -13,7 +13,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import jax
@@ -95,7 +95,11 @@ class EncodeStats:
 
 
 class EncoderRuntime:
-    def __init__(self, settings: EncoderSettings):
+    """`compile_for`: devices of another machine to compile for (compile-only TPU devices from
+    `kernels.compat.tpu_topology_devices`): the weights stay shapes, nothing runs, and
+    `compile_shape` gives what a worker with those devices would compile (`encode.aot`)."""
+
+    def __init__(self, settings: EncoderSettings, compile_for: Sequence[jax.Device] | None = None):
         # gs:// checkpoints are downloaded once per worker machine and sha256-checked.
         self.checkpoint, params = load_checkpoint(checkpoint_dir(settings.model, settings.model_sha256))
         cfg = self.checkpoint.config
@@ -106,16 +110,23 @@ class EncoderRuntime:
         if settings.pack.seq_len > cfg.max_positions:
             raise ValueError(f"--max-seq-len {settings.pack.seq_len} exceeds the model's {cfg.max_positions} positions")
         self.settings = settings
-        self.compile_cache = use_compile_cache()
+        # A compile-only TPU client cannot load cache entries (jax 0.10.2: "PjRtCompiler must be
+        # constructed with a Client to call DeserializeLoadedExecutable"): no cache there.
+        self.compile_cache = use_compile_cache() if compile_for is None else None
         self.dtype = DTYPES[settings.dtype]
-        self.platform = kernels.platform_of_backend()
-        self.devices = jax.local_devices()
+        self.devices = list(compile_for) if compile_for is not None else jax.local_devices()
+        self.platform = kernels.platform_of_backend(self.devices[0].platform)
         self.mesh = Mesh(np.array(self.devices), ("data",))
         # A kernel per row length and per attention window (ModernBERT: global and local).
         self.kernels = {n: self._layer_kernels(settings.attention, n) for n in settings.pack.lengths}
         replicated = NamedSharding(self.mesh, PartitionSpec())
-        params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
-        self.params = jax.device_put(params, replicated)
+        if compile_for is None:
+            params = jax.tree.map(lambda a: jnp.asarray(a, self._param_dtype(a)), params)
+            self.params = jax.device_put(params, replicated)
+        else:
+            self.params = jax.tree.map(
+                lambda a: jax.ShapeDtypeStruct(a.shape, self._param_dtype(a), sharding=replicated), params
+            )
         self._fns = {n: self._jit(k.attend) for n, k in self.kernels.items()}
         self._exact_fns: dict[int, Callable] = {}  # built on first need: see _redo_exactly
         self._executables: dict[tuple[int, int, int], object] = {}
@@ -193,6 +204,23 @@ class EncoderRuntime:
         arrays = (batch.tokens, batch.segment_ids, batch.positions, batch.pool_mask)
         return [jax.device_put(np.pad(x, ((0, extra), (0, 0))) if extra else x, sharding) for x in arrays]
 
+    def batch_keys(self) -> list[tuple[int, int, int]]:
+        """Every (rows, row length, pooling slots) the packer can hand this runtime: each row
+        length's batch row counts (rounded up to whole rows per device)."""
+        pack = self.settings.pack
+        keys = {
+            (self._rows_on_devices(rows), n, pack.segments_for(n)) for n in pack.lengths for rows in pack.shapes_for(n)
+        }
+        return sorted(keys, key=lambda k: (-k[1], -k[0]))
+
+    def compile_shape(self, key: tuple[int, int, int]):
+        """The compiled executable for one batch shape, built exactly as `encode` builds it."""
+        rows, seq, slots = key
+        sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
+        spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
+        mask = jax.ShapeDtypeStruct((rows, seq), jnp.bool_, sharding=sharding)
+        return self._fns[seq].lower(self.params, spec, spec, spec, mask, slots=slots).compile()
+
     def _executable(self, batch: PackedBatch, stats: "EncodeStats"):
         """One compiled executable per batch shape (rows, row length, pooling slots)."""
         rows, seq = batch.shape
@@ -201,12 +229,8 @@ class EncoderRuntime:
             if key not in self._executables:
                 live_counters.note(f"compiling the encoder for batches of [{rows}, {seq}]")
                 t0 = time.perf_counter()
-                sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
-                spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
-                mask = jax.ShapeDtypeStruct((rows, seq), jnp.bool_, sharding=sharding)
-                fn = self._fns[seq]
                 hits = _CACHE_HITS[0]
-                self._executables[key] = fn.lower(self.params, spec, spec, spec, mask, slots=key[2]).compile()
+                self._executables[key] = self.compile_shape(key)
                 stats.compile_seconds += time.perf_counter() - t0
                 stats.compilations += 1
                 how = f"loaded from {self.compile_cache}" if _CACHE_HITS[0] > hits else "compiled"

@@ -8,7 +8,9 @@
    tokens per second, padding.
 4. Project tokens, hours and dollars on the chosen hardware: the throughput measured here
    when the hardware is this machine (cpu), a measured figure from hardware.yaml when one
-   is recorded, else an assumption (peak FLOPs x assumed MFU), printed as such.
+   is recorded, else for a TPU the roofline of the run's encoder compiled for its chips here
+   (libtpu; `docbeam compile`) x an assumed efficiency, else an assumption (peak FLOPs x
+   assumed MFU); each printed as what it is.
 """
 
 import dataclasses
@@ -142,16 +144,47 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
     return Sample(docs, rejected, counted, len(files), sum(s for _, s, _ in files))
 
 
+def compiled_roofline(options: PipelineOptions, hardware: str) -> float | None:
+    """The compiled roofline (tokens/s per chip) of this run's full batch on a TPU worker, or
+    None where it cannot be had here (not a TPU, no libtpu, or it did not compile)."""
+    name, chips = parse_spec(hardware)
+    if name == "cpu" or catalogue().get(name).kind != "tpu" or name in catalogue().measured:
+        return None
+    from docbeam.pipeline.encode import aot
+    from docbeam.pipeline.launch.compile_check import worker_settings
+
+    try:
+        t = aot.target(name, chips)
+        settings = worker_settings(options)[0][0][1]
+        results = aot.compile_worker(settings, t, keys=[aot.largest_batch(settings, t)])
+    except aot.CompileUnavailable:
+        return None
+    return results[0].bound_tokens_per_s if results[0].fits else None
+
+
 def throughput_for(
-    hardware: str, measured_here: float, cfg: EncoderConfig, context: float, dtype: str = "bfloat16"
+    hardware: str,
+    measured_here: float,
+    cfg: EncoderConfig,
+    context: float,
+    dtype: str = "bfloat16",
+    roofline: float | None = None,
 ) -> tuple[float, str]:
-    """Tokens/s for all the hardware's chips, and where that number comes from."""
+    """Tokens/s for all the hardware's chips, and where that number comes from: measured, else
+    the compiled roofline (`roofline`, per chip) times an assumed efficiency, else peak x MFU."""
     name, count = parse_spec(hardware)
     if name == "cpu":
         return measured_here, "measured here on this machine, end to end (DirectRunner)"
     cat = catalogue()
     if name in cat.measured:
         return cat.measured[name] * count, f"measured with docbeam on {name} (pipeline/data/hardware.yaml)"
+    if roofline:
+        eff = cat.assumed_roofline_efficiency
+        return roofline * eff * count, (
+            f"COMPILED ROOFLINE x ASSUMED EFFICIENCY: {roofline:,.0f} tokens/s per chip bound by XLA's cost "
+            f"analysis of this run's encoder compiled for {name} here (docbeam compile), x {eff:.0%} "
+            f"efficiency (assumed), x {count} chip(s); no TPU has measured it"
+        )
     acc = cat.get(name)
     peak = acc.peak_tflops.get(dtype) or acc.peak_tflops["bfloat16"]
     peak_dtype = dtype if dtype in acc.peak_tflops else "bfloat16"
@@ -172,13 +205,14 @@ def project(
     cfg: EncoderConfig,
     dtype: str,
     startup_s: float = 300.0,
+    roofline: float | None = None,
 ) -> dict:
     enc = totals["encode"]
     ok = max(totals.get(Stage.ASSEMBLE, {}).get("elements_out", 0), 1)
     tokens_per_doc = enc["tokens"] / ok
     measured = enc["tokens"] / wall_seconds
     rates = Rates(PriceTable.load(pricing), hardware)
-    rate, basis = throughput_for(hardware, measured, cfg, min(tokens_per_doc, cfg.max_seq_len), dtype)
+    rate, basis = throughput_for(hardware, measured, cfg, min(tokens_per_doc, cfg.max_seq_len), dtype, roofline)
     total_tokens = tokens_per_doc * sample.total_docs_estimate
     seconds = total_tokens / rate + (0 if hardware == "cpu" else startup_s)
     usd = seconds / 3600 * rates.usd_per_hour
@@ -237,7 +271,8 @@ def estimate(
         sample_plan = dataclasses.replace(plan, inputs=(for_glob(str(src)),), files=None, output=out, reuse=None)
         totals, wall = execute(sample_plan, options)
     storage.reset_retry_count()
-    return project(sample, totals, wall, hardware, pricing, plan.config, plan.encoder.dtype)
+    roofline = compiled_roofline(options, hardware)
+    return project(sample, totals, wall, hardware, pricing, plan.config, plan.encoder.dtype, roofline=roofline)
 
 
 def render(e: dict) -> str:

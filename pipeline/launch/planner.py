@@ -280,13 +280,14 @@ def parse_config(d: DocbeamOptions) -> ParseConfig:
     )
 
 
-def make_plan(options: PipelineOptions, *, needs_output: bool = True) -> JobPlan:
-    """Every flag resolved and checked, in the order a reader would check them by hand."""
+def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_input: bool = True) -> JobPlan:
+    """Every flag resolved and checked, in the order a reader would check them by hand.
+    (`docbeam compile` plans the encoder alone: no input, no output.)"""
     d = options.view_as(DocbeamOptions)
     if needs_output and not d.output:
         raise UsageError("--output is required (a folder or gs:// prefix)")
-    inputs = resolve_inputs(d.input or [])
-    listing = list_files(inputs)  # id collisions fail here, before the job
+    inputs = resolve_inputs(d.input or []) if needs_input or d.input else ()
+    listing = list_files(inputs) if inputs else {}  # id collisions fail here, before the job
     model = resolve_model(d)
     ckpt = model.checkpoint
     dtype, dtype_reason = resolve_dtype(d.dtype, _platform(options, d.hardware))

@@ -93,6 +93,13 @@ def add_submit_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--dry-run", dest="dry_run", action="store_true", help="print the resolved options and submit nothing"
     )
+    g.add_argument(
+        "--skip-compile-check",
+        dest="skip_compile_check",
+        action="store_true",
+        help="TPU: submit without first compiling every batch shape for the workers' chips here "
+        "(`docbeam compile`; needs the tpu extra)",
+    )
 
 
 def parse_submit_args(argv: Sequence[str]) -> argparse.Namespace:

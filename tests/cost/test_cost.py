@@ -188,7 +188,7 @@ def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
 
 @pytest.mark.slow
 def test_estimate_counts_documents_and_labels_assumptions(capsys):
-    est = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="tpu-v5e")
+    est = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="l4")
     assert est["input"]["documents_estimated"] == 71
     assert est["sample"]["documents"] == 20 and est["sample"]["tokens_per_document"] > 50
     p = est["projection"]
@@ -196,6 +196,22 @@ def test_estimate_counts_documents_and_labels_assumptions(capsys):
     assert p["usd"] == pytest.approx(p["hours"] * p["usd_per_hour"])
     here = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="cpu")
     assert here["projection"]["throughput_basis"].startswith("measured here")
+
+
+@pytest.mark.slow
+def test_a_tpu_estimate_uses_the_compiled_roofline(tmp_path):
+    """With libtpu here, a TPU projection is the roofline of this run's encoder compiled for the
+    worker's chips, times the catalogue's assumed efficiency, and says so."""
+    pytest.importorskip("libtpu")
+    from docbeam.pipeline.core.hardware import catalogue
+    from tests.model.tiny import write_tiny_bert
+
+    tiny = write_tiny_bert(tmp_path / "tiny")
+    est = _estimate([str(SAMPLES / "*.txt")], ["--model", str(tiny)], sample_size=5, hardware="tpu-v5e:4")
+    p = est["projection"]
+    assert p["throughput_basis"].startswith("COMPILED ROOFLINE x ASSUMED EFFICIENCY"), p["throughput_basis"]
+    bound = float(p["throughput_basis"].split(": ")[1].split(" tokens/s")[0].replace(",", ""))
+    assert p["tokens_per_second"] == pytest.approx(bound * catalogue().assumed_roofline_efficiency * 4, rel=1e-3)
 
 
 @pytest.mark.slow

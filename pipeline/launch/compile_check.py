@@ -1,0 +1,91 @@
+"""`docbeam compile`: every executable a TPU worker of this run would build, compiled here
+first, so a kernel that does not lower or a batch that does not fit fails before any worker
+is billed. `docbeam submit --accelerator tpu-*` runs it as a guard (encode.aot does the work)."""
+
+import dataclasses
+import sys
+from typing import TextIO
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.hardware import HardwareError, parse_spec
+from docbeam.pipeline.cost.pricing import PriceTable, PricingError
+from docbeam.pipeline.encode import aot
+from docbeam.pipeline.encode.runtime import EncoderSettings
+from docbeam.pipeline.launch.options import DocbeamOptions
+from docbeam.pipeline.launch.planner import make_plan, resolve_dtype
+
+HEADER = (
+    f"{'batch':>12} {'kernel(s)':<26} {'compile':>8} {'args':>8} {'temp':>8} {'out':>7} {'code':>7} "
+    f"{'HBM used':>9} {'MFLOP/tok':>9} {'KB/tok':>7} {'bound tok/s/chip':>16} {'limit':<7}"
+)
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f}MB"
+
+
+def row(r: aot.ShapeResult) -> str:
+    shape = f"[{r.rows}, {r.seq_len}]"
+    if r.error:
+        return f"{shape:>12} {r.kernels:<26} FAILED to compile: {r.error}"
+    used = f"{r.used_bytes / r.hbm_bytes:.1%}"
+    line = (
+        f"{shape:>12} {r.kernels:<26} {r.seconds:>7.1f}s {_mb(r.argument_bytes):>8} {_mb(r.temp_bytes):>8} "
+        f"{_mb(r.output_bytes):>7} {_mb(r.code_bytes):>7} {used:>9} {r.flops_per_token / 1e6:>9.2f} "
+        f"{r.bytes_per_token / 1e3:>7.1f} {r.bound_tokens_per_s:>16,.0f} {r.limit:<7}"
+    )
+    return line if r.fits else f"{line}  DOES NOT FIT in {r.hbm_bytes / 2**30:.0f} GiB"
+
+
+def worker_settings(options: PipelineOptions) -> tuple[list[tuple[str, EncoderSettings]], str]:
+    """The encoders a worker of this run builds (the model's, and --ner-model's), in the dtype
+    `--dtype` resolves to on a TPU, and why."""
+    plan = make_plan(options, needs_output=False, needs_input=False)
+    dtype, reason = resolve_dtype(options.view_as(DocbeamOptions).dtype, "tpu")
+    encoders = [("model", dataclasses.replace(plan.encoder, dtype=dtype, profile_dir=None))]
+    if plan.ner:
+        encoders.append(("ner model", dataclasses.replace(plan.ner.encoder, dtype=dtype)))
+    return encoders, reason
+
+
+def check(options: PipelineOptions, hardware: str, out: TextIO | None = None, pricing: str | None = None) -> bool:
+    """Compile and print (to standard output by default); True when every shape compiled and fits."""
+    out = out or sys.stdout
+    name, chips = parse_spec(hardware)
+    try:
+        t = aot.target(name, chips)
+    except HardwareError as exc:
+        raise UsageError(f"--hardware {hardware}: {exc}") from None
+    encoders, dtype_reason = worker_settings(options)
+    devices = "x".join(map(str, t.worker.host_bounds))
+    print(f"compiling for {hardware}: {t.worker.chips} chip(s), topology {t.topology} (hosts {devices}),", file=out)
+    print(f"  {t.accelerator.hbm_gb:g} GiB HBM and {t.accelerator.hbm_gbps:g} GB/s per chip; {dtype_reason}", file=out)
+    mismatch = aot.version_mismatch()
+    if mismatch:
+        print(f"  NOTE: this compiler differs from the workers' ({mismatch}): the result may not hold there", file=out)
+    print("  compiled bounds, not measurements: no TPU runs anything here", file=out)
+    usd_hour = _chip_hour_usd(t, pricing)
+    ok = True
+    for label, settings in encoders:
+        print(f"\n{label} ({settings.model or 'default'}, {settings.dtype}):\n{HEADER}", file=out)
+        results = aot.compile_worker(settings, t, on_result=lambda r: print(row(r), file=out, flush=True))
+        ok = ok and all(r.fits for r in results)
+        good = [r for r in results if r.fits]
+        if good:
+            full = max(good, key=lambda r: r.rows * r.seq_len)
+            usd = f", ${usd_hour / (full.bound_tokens_per_s * 3600) * 1e6:.2g} per 1M tokens" if usd_hour else ""
+            print(
+                f"largest batch [{full.rows}, {full.seq_len}]: at most {full.bound_tokens_per_s:,.0f} tokens/s "
+                f"per chip ({full.limit}-bound){usd}",
+                file=out,
+            )
+    return ok
+
+
+def _chip_hour_usd(t: aot.Target, pricing: str | None) -> float:
+    try:
+        return float(PriceTable.load(pricing).entry(t.accelerator.price_id)["usd"])
+    except PricingError:  # no price entry: no $ column; the compile check still holds
+        return 0.0

@@ -1,0 +1,167 @@
+"""Compiling for TPUs on this CPU machine (libtpu, the `tpu` extra): every TPU-capable kernel
+lowers to Mosaic for v5e and v6e, declared costs agree with the reference's, and `docbeam
+compile` / the submit guard compile a whole (small) encoder for a worker's chips."""
+
+import contextlib
+import io
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from docbeam.kernels import api as kernels
+from docbeam.kernels import compat
+from docbeam.kernels.spec import attention_cost
+from docbeam.pipeline import cli
+from docbeam.pipeline.core.hardware import catalogue
+from docbeam.pipeline.encode import aot
+from tests.helpers import REPO
+from tests.model.tiny import write_tiny_bert
+
+pytest.importorskip("libtpu", reason="the tpu extra (libtpu) compiles for TPUs; make test installs it")
+
+SHAPE = (4, 256, 2, 128)  # one row per chip of a 2x2 host
+PALLAS = {"flash", "tpu_flash", "splash"}
+
+
+@pytest.fixture(scope="module", params=["v5e:2x2", "v6e:2x2"])
+def mesh(request) -> Mesh:
+    return Mesh(np.array(compat.tpu_topology_devices(request.param, (2, 2, 1))), ("data",))
+
+
+def compiled(name: str, mesh: Mesh, window: int | None):
+    sharded = NamedSharding(mesh, PartitionSpec("data"))
+    q = jax.ShapeDtypeStruct(SHAPE, jnp.bfloat16, sharding=sharded)
+    seg = jax.ShapeDtypeStruct(SHAPE[:2], jnp.int32, sharding=sharded)
+    k = kernels.get(name, platform="tpu", shape=SHAPE, dtype="bfloat16", mesh=mesh, window=window)
+    return jax.jit(lambda a, b, c, s: k.attend(a, b, c, segment_ids=s, window=window)).lower(q, q, q, seg).compile()
+
+
+def tpu_kernels() -> list[tuple[str, int | None]]:
+    out = []
+    for name in kernels.names():
+        for window in (None, 16):
+            if kernels.availability(name, "tpu", SHAPE, "bfloat16", window=window).usable:
+                out.append((name, window))
+    return out
+
+
+@pytest.mark.parametrize(("name", "window"), tpu_kernels())
+def test_every_tpu_kernel_compiles_for_the_chip(name, window, mesh):
+    exe = compiled(name, mesh, window)
+    # Mosaic, not the CPU's interpret mode: the kernel is one TPU custom call.
+    assert ("tpu_custom_call" in exe.as_text()) == (name in PALLAS), name
+    assert exe.memory_analysis().argument_size_in_bytes > 0
+
+
+def test_the_tpu_kernel_set_is_what_the_issue_names():
+    names = {n for n, _ in tpu_kernels()}
+    assert {"splash", "tpu_flash", "flash", "native", "xla_fused", "blockwise"} <= names
+    assert {n for n, w in tpu_kernels() if w is not None} >= {"flash", "blockwise", "native", "xla_fused"}
+
+
+def _cost(exe) -> dict:
+    cost = exe.cost_analysis()
+    return cost[0] if isinstance(cost, list) else cost
+
+
+@pytest.mark.parametrize("name", sorted(PALLAS))
+def test_pallas_costs_agree_with_the_reference(name, mesh):
+    """A Pallas call is opaque to XLA: its flops come from what it declares (or, for a kernel
+    that declares nothing, from kernels.uncounted_cost). Same order as the reference's."""
+    ref = _cost(compiled("reference", mesh, None))
+    cost = _cost(compiled(name, mesh, None))
+    per_chip = (SHAPE[0] // 4, *SHAPE[1:])
+    extra_flops, _, extra_bytes = kernels.uncounted_cost(name, per_chip, 2)
+    flops, moved = cost["flops"] + extra_flops, cost["bytes accessed"] + extra_bytes
+    assert 0.5 <= flops / ref["flops"] <= 2, f"{name}: {flops:.3g} flops against the reference's {ref['flops']:.3g}"
+    qkvo = 4 * np.prod(per_chip) * 2
+    assert moved >= qkvo, f"{name}: {moved} bytes accessed, less than q, k, v and out ({qkvo})"
+
+
+def test_a_declared_window_cost_counts_only_the_keys_in_reach():
+    full, _, _ = attention_cost((1, 1024, 2, 64), 2)
+    local, _, _ = attention_cost((1, 1024, 2, 64), 2, window=64)
+    assert local * 1024 == full * 129
+
+
+def test_the_worker_image_pins_what_the_catalogue_says():
+    pins = (REPO / "infra" / "dataflow" / "requirements-tpu.txt").read_text()
+    assert f"jax[tpu]=={catalogue().worker_image['jax']}" in pins
+    assert f"libtpu ({catalogue().worker_image['libtpu']}." in pins  # the comment naming what jax[tpu] brings
+
+
+def test_every_tpu_in_the_catalogue_has_a_compile_target():
+    for name, acc in catalogue().accelerators.items():
+        if acc.kind != "tpu":
+            continue
+        assert acc.compile_name and acc.hbm_gb > 0 and acc.hbm_gbps > 0, name
+        for chips, worker in acc.workers.items():
+            t = aot.target(name, chips)
+            assert np.prod(worker.host_bounds) == chips
+            assert len(aot.devices_for(t)) == chips, t.topology
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return write_tiny_bert(tmp_path_factory.mktemp("tiny"))
+
+
+def test_compile_prints_every_batch_shape_of_a_worker(tiny):
+    code, out, err = run_cli("compile", "--hardware", "tpu-v5e:4", "--model", str(tiny))
+    assert code == 0, err + out
+    assert "compiled bounds, not measurements" in out and "topology v5e:2x2" in out
+    rows = re.findall(r"^\s+\[(\d+), (\d+)\] (\S+)\s+([\d.]+)s .* (memory|compute)\s*$", out, re.M)
+    # The tiny model's window is 64 tokens: one row length, the packer's row counts 32, 8, 2
+    # and 1, rounded up to whole rows on 4 chips.
+    assert sorted(int(r) for r, *_ in rows) == [4, 8, 32], out
+    assert "tokens/s per chip" in out
+
+
+def test_a_batch_that_does_not_fit_fails_before_anything_is_billed(tiny):
+    code, out, err = run_cli("compile", "--hardware", "tpu-v5e:4", "--model", str(tiny), "--batch-rows", "16000000")
+    assert code == 2
+    assert re.search(r"\[16000000, 64\] native\s+FAILED to compile: .*HBM", out), out
+
+
+def test_submit_runs_the_same_guard(tiny):
+    code, out, err = run_cli(
+        "submit",
+        "--accelerator",
+        "tpu-v5e",
+        "--topology",
+        "2x2",
+        "--input",
+        str(REPO / "samples" / "docs" / "*"),
+        "--output",
+        "gs://bucket/out",
+        "--model",
+        str(tiny),
+        "--batch-rows",
+        "16000000",
+        "--project",
+        "p",
+        "--region",
+        "us-central1",
+        "--temp-location",
+        "gs://bucket/tmp",
+        "--sdk-container-image",
+        "image",
+    )
+    assert code == 2 and "nothing was submitted" in err, err
+    assert "FAILED to compile" in out
+
+
+def test_compile_refuses_what_is_not_a_tpu():
+    code, _, err = run_cli("compile", "--hardware", "l4")
+    assert code == 2 and "--hardware tpu-TYPE" in err
