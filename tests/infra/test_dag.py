@@ -86,7 +86,9 @@ def params_for(dag, **override) -> dict:
     """The run's params as Airflow validates them: DAG defaults + a run's overrides. Reusing
     the previous run reads gs://BUCKET/.../_latest: off here, on in the test that serves it."""
     params = copy.deepcopy(dag.params)
-    params.update({"reuse_previous": False, **override})
+    # The TPU compile guard has its own test below (it compiles the default model otherwise).
+    off = {"compile_check": False} if "compile_check" in params else {}
+    params.update({"reuse_previous": False, **off, **override})
     return params.validate()
 
 
@@ -204,6 +206,22 @@ def test_dataflow_task_options_are_what_docbeam_submit_uses(dags, override, flag
     }
     assert resolved["py_file"] == str(REPO / "pipeline" / "run.py")
     json.dumps(resolved)  # it travels as an XCom
+
+
+def test_the_dataflow_dag_compiles_for_the_tpu_before_submitting(dags, tmp_path):
+    """The same guard as `docbeam submit`: a batch that cannot fit on the workers' chips fails
+    the resolve task, before run_dataflow submits anything."""
+    pytest.importorskip("libtpu")
+    from tests.model.tiny import write_tiny_bert
+
+    tiny = write_tiny_bert(tmp_path / "tiny")
+    dag = dags["docbeam_dataflow"]
+    assert dag.params["compile_check"] is True
+    module = sys.modules[dag.get_task("resolve").python_callable.__module__]
+    job = {"input": "gs://b/docs/*", "output": "gs://b/out", "model": str(tiny), "batch_rows": 16_000_000}
+    with pytest.raises(RuntimeError, match="does not compile or fit on tpu-v5e:4.*nothing was submitted"):
+        module.compile_guard(job, "tpu-v5e:4")
+    module.compile_guard({**job, "batch_rows": 32}, "tpu-v5e:4")  # fits: returns
 
 
 def test_the_command_line_airflow_builds_parses_back_in_beam(dags):

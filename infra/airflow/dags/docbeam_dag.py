@@ -80,6 +80,12 @@ DATAFLOW_PARAMS = {
     "service_account_email": Param(None, type=["null", "string"]),
     "subnetwork": Param(None, type=["null", "string"]),
     "no_use_public_ips": Param(False, type="boolean"),
+    "compile_check": Param(
+        True,
+        type="boolean",
+        description="TPU: compile every batch shape for the workers' chips before submitting, as `docbeam submit` "
+        "does (needs the tpu extra where the task runs)",
+    ),
     **JOB_PARAMS,
 }
 
@@ -128,6 +134,18 @@ def job_options(params: dict, input_glob: str, output: str) -> dict:
     return opts
 
 
+def compile_guard(job: dict, hardware: str) -> None:
+    """`docbeam submit`'s TPU guard: the encoder compiled for the workers' chips here, before
+    anything is billed; the task fails when a batch shape does not lower or fit."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from docbeam.pipeline.launch.compile_check import check
+
+    encoder_flags = {k: v for k, v in job.items() if k not in ("input", "output", "overwrite", "reuse")}
+    if not check(PipelineOptions.from_dictionary(encoder_flags), hardware):
+        raise RuntimeError(f"the encoder does not compile or fit on {hardware} (see the log); nothing was submitted")
+
+
 def run_py_file() -> str:
     """pipeline/run.py of the docbeam installed where the task runs."""
     import importlib.util
@@ -167,6 +185,8 @@ with DAG(
         if params.get("reuse_previous"):
             job.update(latest.reuse_flags(root, job["output"]))
         options = {**job, **submit.dataflow_options(ns), "hardware": submit.hardware_spec(ns)}
+        if params.get("compile_check", True) and options["hardware"].startswith("tpu-"):
+            compile_guard(job, options["hardware"])
         return {"py_file": run_py_file(), "pipeline_options": options, "output": job["output"], "root": root}
 
     resolved = resolve()
