@@ -96,3 +96,19 @@ def tpu_topology_devices(topology: str, chips_per_host_bounds: Sequence[int]) ->
         wrap=wrap,
     )
     return list(desc.devices)
+
+
+@contextlib.contextmanager
+def no_persistent_cache() -> Iterator[None]:
+    """Compile without JAX's persistent cache, then restore it. jax 0.10.2 decides once per
+    process whether the cache is used; reset_cache makes it decide again on the next compile."""
+    from jax.experimental.compilation_cache import compilation_cache
+
+    was = jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]
+    jax.config.update("jax_enable_compilation_cache", False)
+    compilation_cache.reset_cache()
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was)
+        compilation_cache.reset_cache()

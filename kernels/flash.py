@@ -24,6 +24,7 @@ from jax import lax
 
 from docbeam.kernels import compat as pc
 from docbeam.kernels.spec import (
+    BLOCK,
     KernelSpec,
     attention_cost,
     block_for,
@@ -97,7 +98,9 @@ def _kernel(seg_q_ref, seg_k_ref, q_ref, k_ref, v_ref, o_ref, *, scale: float, b
 @functools.partial(jax.jit, static_argnames=("scale", "platform", "window"))
 def _flash(q, k, v, segment_ids, *, scale: float, platform: str, window: int | None):
     batch, seq, heads, head_dim = q.shape
-    block = block_for(seq)
+    # Mosaic must prove every key slice starts at a multiple of 128: TPU blocks are 128 tokens
+    # (short rows padded up to one block).
+    block = BLOCK if platform == "tpu" else block_for(seq)
     (q, k, v), segment_ids = pad_seq((q, k, v), segment_ids, block)
     padded = segment_ids.shape[1]
     # [B, T, H, D] -> [B, H, T, D]: the blocked dims must be the last two (Mosaic tiling).
@@ -107,9 +110,11 @@ def _flash(q, k, v, segment_ids, *, scale: float, platform: str, window: int | N
     out = pc.pallas_call(
         functools.partial(_kernel, scale=scale, block_k=block, window=window),
         grid=(batch, heads, padded // block),
+        # Segment ids as [B, 1, T]: Mosaic wants a block's last two dims to be multiples of
+        # (8, 128) or whole, and a [B, T] block of one row is neither once a chip holds 8 rows.
         in_specs=[
-            pc.block_spec((None, block), lambda b, h, i: (b, i)),
-            pc.block_spec((None, padded), lambda b, h, i: (b, 0)),
+            pc.block_spec((None, None, block), lambda b, h, i: (b, 0, i)),
+            pc.block_spec((None, None, padded), lambda b, h, i: (b, 0, 0)),
             q_block,
             kv_full,
             kv_full,
@@ -120,7 +125,7 @@ def _flash(q, k, v, segment_ids, *, scale: float, platform: str, window: int | N
         compiler_params=pc.compiler_params(platform, parallel_dims=3),
         name="docbeam_flash",
         cost=attention_cost((batch, padded, heads, head_dim), q.dtype.itemsize, window),
-    )(segment_ids, segment_ids, q, k, v)
+    )(segment_ids[:, None], segment_ids[:, None], q, k, v)
     return out.transpose(0, 2, 1, 3)[:, :seq]
 
 

@@ -209,9 +209,16 @@ def cmd_kernels(argv: list[str]) -> int:
     parser.add_argument(
         "--window", type=positive_int, default=None, help="a local window (tokens either side), e.g. 64"
     )
+    parser.add_argument(
+        "--hardware",
+        metavar="tpu-TYPE[:CHIPS]",
+        help="compile every kernel for this TPU worker here (libtpu, no TPU needed) and say which compile",
+    )
     args = parser.parse_args(argv)
     from docbeam.kernels import api as kernels
 
+    if args.hardware:
+        return _kernels_for_tpu(args)
     platform = kernels.platform_of_backend()
     shape = (max(1, min(32, 8192 // args.seq_len)), args.seq_len, 12, 32)
     window = "" if args.window is None else f", local window {args.window}"
@@ -224,6 +231,32 @@ def cmd_kernels(argv: list[str]) -> int:
     auto = kernels.get("auto", platform=platform, shape=shape, dtype=args.dtype, window=args.window)
     print(f"\nauto -> {auto.reason}")
     return ExitStatus.OK
+
+
+def _kernels_for_tpu(args) -> int:
+    from docbeam.kernels import api as kernels
+    from docbeam.pipeline.core.hardware import HardwareError, parse_spec
+    from docbeam.pipeline.encode import aot
+
+    try:
+        t = aot.target(*parse_spec(args.hardware))
+        aot.devices_for(t)
+    except (HardwareError, aot.CompileUnavailable) as exc:
+        raise UsageError(f"--hardware {args.hardware}: {exc}") from None
+    chips = t.worker.chips
+    rows = -(-max(1, min(32, 8192 // args.seq_len)) // chips) * chips
+    shape = (rows, args.seq_len, 12, 64)
+    window = "" if args.window is None else f", local window {args.window}"
+    where = f"{args.hardware} ({t.topology}); shape {list(shape)} over {chips} chip(s)"
+    print(f"compiling for {where}, {args.dtype}{window}\n")
+    failed = 0
+    for name in kernels.names():
+        why = aot.kernel_compiles(name, t, shape, args.dtype, args.window)
+        failed += why.startswith("does not compile")
+        print(f"  {name:<10} {'compiles' if not why else 'no':<9} {why}")
+    auto = kernels.get("auto", platform="tpu", shape=shape, dtype=args.dtype, window=args.window)
+    print(f"\nauto -> {auto.reason}")
+    return ExitStatus.OK if not failed else ExitStatus.USAGE
 
 
 FAMILIES = [

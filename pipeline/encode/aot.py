@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from docbeam.kernels import api as kernels
 from docbeam.kernels import compat
@@ -170,6 +171,27 @@ def compile_worker(
         on_result(r)
         results.append(r)
     return results
+
+
+def kernel_compiles(name: str, t: Target, shape: tuple[int, int, int, int], dtype: str, window: int | None) -> str:
+    """'' when attention kernel `name` compiles for the chips of `t` at `shape` (batch split
+    over the chips, as the encoder runs it), else why not, in one line."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(devices_for(t)), ("data",))
+    sharded = NamedSharding(mesh, PartitionSpec("data"))
+    q = jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharded)
+    seg = jax.ShapeDtypeStruct(shape[:2], jnp.int32, sharding=sharded)
+    try:
+        k = kernels.get(name, platform="tpu", shape=shape, dtype=dtype, mesh=mesh, window=window)
+        jax.jit(lambda a, b, c, s: k.attend(a, b, c, segment_ids=s, window=window)).lower(q, q, q, seg).compile()
+    except kernels.KernelUnavailable as exc:
+        return str(exc).split(": ", 1)[-1].split(". Runs here")[0]
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # XLA and Mosaic raise many types; each is this kernel's finding
+        return f"does not compile: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}"
+    return ""
 
 
 def largest_batch(settings: EncoderSettings, t: Target) -> tuple[int, int, int]:

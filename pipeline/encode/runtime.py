@@ -22,6 +22,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from docbeam.kernels import api as kernels
+from docbeam.kernels import compat
 from docbeam.model import embed_segments, load_checkpoint
 from docbeam.model.token_classification import load_classifier, read_labels, token_scores
 from docbeam.pipeline.cost import live_counters
@@ -112,7 +113,8 @@ class EncoderRuntime:
         self.settings = settings
         # A compile-only TPU client cannot load cache entries (jax 0.10.2: "PjRtCompiler must be
         # constructed with a Client to call DeserializeLoadedExecutable"): no cache there.
-        self.compile_cache = use_compile_cache() if compile_for is None else None
+        self.compile_only = compile_for is not None
+        self.compile_cache = None if self.compile_only else use_compile_cache()
         self.dtype = DTYPES[settings.dtype]
         self.devices = list(compile_for) if compile_for is not None else jax.local_devices()
         self.platform = kernels.platform_of_backend(self.devices[0].platform)
@@ -219,7 +221,13 @@ class EncoderRuntime:
         sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
         spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
         mask = jax.ShapeDtypeStruct((rows, seq), jnp.bool_, sharding=sharding)
-        return self._fns[seq].lower(self.params, spec, spec, spec, mask, slots=slots).compile()
+        lowered = self._fns[seq].lower(self.params, spec, spec, spec, mask, slots=slots)
+        if not self.compile_only:
+            return lowered.compile()
+        # Compile-only devices cannot load persistent-cache entries (see __init__), and another
+        # runtime in this process may have switched the cache on: off for this compile.
+        with compat.no_persistent_cache():
+            return lowered.compile()
 
     def _executable(self, batch: PackedBatch, stats: "EncodeStats"):
         """One compiled executable per batch shape (rows, row length, pooling slots)."""

@@ -14,7 +14,7 @@ from docbeam.pipeline.cost.pricing import PriceTable, PricingError
 from docbeam.pipeline.encode import aot
 from docbeam.pipeline.encode.runtime import EncoderSettings
 from docbeam.pipeline.launch.options import DocbeamOptions
-from docbeam.pipeline.launch.planner import make_plan, resolve_dtype
+from docbeam.pipeline.launch.planner import make_plan, pack_spec, resolve_dtype
 
 HEADER = (
     f"{'batch':>12} {'kernel(s)':<26} {'compile':>8} {'args':>8} {'temp':>8} {'out':>7} {'code':>7} "
@@ -39,14 +39,20 @@ def row(r: aot.ShapeResult) -> str:
     return line if r.fits else f"{line}  DOES NOT FIT in {r.hbm_bytes / 2**30:.0f} GiB"
 
 
-def worker_settings(options: PipelineOptions) -> tuple[list[tuple[str, EncoderSettings]], str]:
-    """The encoders a worker of this run builds (the model's, and --ner-model's), in the dtype
-    `--dtype` resolves to on a TPU, and why."""
+def worker_settings(options: PipelineOptions, chips: int) -> tuple[list[tuple[str, EncoderSettings]], str]:
+    """The encoders a TPU worker of `chips` builds for this run (the model's, and --ner-model's):
+    the dtype `--dtype` resolves to there (and why), its batch rows."""
+    d = options.view_as(DocbeamOptions)
     plan = make_plan(options, needs_output=False, needs_input=False)
-    dtype, reason = resolve_dtype(options.view_as(DocbeamOptions).dtype, "tpu")
-    encoders = [("model", dataclasses.replace(plan.encoder, dtype=dtype, profile_dir=None))]
-    if plan.ner:
-        encoders.append(("ner model", dataclasses.replace(plan.ner.encoder, dtype=dtype)))
+    dtype, reason = resolve_dtype(d.dtype, "tpu")
+
+    def on_tpu(s: EncoderSettings, batch_rows: int | None, **kw) -> EncoderSettings:
+        pack = pack_spec(batch_rows, s.pack.seq_len, "tpu", chips)
+        return dataclasses.replace(s, dtype=dtype, pack=pack, **kw)
+
+    encoders = [("model", on_tpu(plan.encoder, d.batch_rows, profile_dir=None))]
+    if plan.ner:  # --batch-rows sizes the embedding model's batches only, as in a run
+        encoders.append(("ner model", on_tpu(plan.ner.encoder, None)))
     return encoders, reason
 
 
@@ -58,7 +64,7 @@ def check(options: PipelineOptions, hardware: str, out: TextIO | None = None, pr
         t = aot.target(name, chips)
     except HardwareError as exc:
         raise UsageError(f"--hardware {hardware}: {exc}") from None
-    encoders, dtype_reason = worker_settings(options)
+    encoders, dtype_reason = worker_settings(options, t.worker.chips)
     devices = "x".join(map(str, t.worker.host_bounds))
     print(f"compiling for {hardware}: {t.worker.chips} chip(s), topology {t.topology} (hosts {devices}),", file=out)
     print(f"  {t.accelerator.hbm_gb:g} GiB HBM and {t.accelerator.hbm_gbps:g} GB/s per chip; {dtype_reason}", file=out)

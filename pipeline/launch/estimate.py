@@ -155,7 +155,7 @@ def compiled_roofline(options: PipelineOptions, hardware: str) -> float | None:
 
     try:
         t = aot.target(name, chips)
-        settings = worker_settings(options)[0][0][1]
+        settings = worker_settings(options, chips)[0][0][1]
         results = aot.compile_worker(settings, t, keys=[aot.largest_batch(settings, t)])
     except aot.CompileUnavailable:
         return None

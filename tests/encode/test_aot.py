@@ -57,6 +57,27 @@ def test_every_tpu_kernel_compiles_for_the_chip(name, window, mesh):
     assert exe.memory_analysis().argument_size_in_bytes > 0
 
 
+# The packer's shapes on a 4-chip host: 8 rows of 256 per chip (docbeam's flash once failed
+# Mosaic's (8, 128) block rule there), and 64-token rows for short segments, with a window too.
+PACKER_SHAPES = [((32, 256, 12, 64), None), ((32, 256, 12, 64), 64), ((128, 64, 12, 32), 16)]
+
+
+@pytest.mark.parametrize(("shape", "window"), PACKER_SHAPES)
+def test_kernels_compile_at_the_packers_shapes(shape, window):
+    t = aot.target("tpu-v5e", 4)
+    for name in ("flash", "blockwise", "native") if window else ("flash", "splash", "tpu_flash", "native"):
+        assert aot.kernel_compiles(name, t, shape, "bfloat16", window) == "", name
+
+
+def test_kernels_command_says_which_compile_for_a_tpu():
+    code, out, err = run_cli("kernels", "--hardware", "tpu-v6e:4", "--dtype", "bfloat16", "--window", "64")
+    assert code == 0, out + err
+    lines = dict(re.findall(r"^  (\w+)\s+(compiles|no)\b", out, re.M))
+    assert lines["flash"] == lines["blockwise"] == "compiles"
+    assert lines["splash"] == "no" and lines["gpu_mha"] == "no"
+    assert "auto -> blockwise" in out or "auto -> native" in out
+
+
 def test_the_tpu_kernel_set_is_what_the_issue_names():
     names = {n for n, _ in tpu_kernels()}
     assert {"splash", "tpu_flash", "flash", "native", "xla_fused", "blockwise"} <= names
@@ -122,9 +143,9 @@ def test_compile_prints_every_batch_shape_of_a_worker(tiny):
     assert code == 0, err + out
     assert "compiled bounds, not measurements" in out and "topology v5e:2x2" in out
     rows = re.findall(r"^\s+\[(\d+), (\d+)\] (\S+)\s+([\d.]+)s .* (memory|compute)\s*$", out, re.M)
-    # The tiny model's window is 64 tokens: one row length, the packer's row counts 32, 8, 2
-    # and 1, rounded up to whole rows on 4 chips.
-    assert sorted(int(r) for r, *_ in rows) == [4, 8, 32], out
+    # The tiny model's window is 64 tokens: one row length; a TPU batch is 32 rows per chip
+    # (128), and the packer's smaller counts 32, 8 and 1, rounded up to whole rows on 4 chips.
+    assert sorted(int(r) for r, *_ in rows) == [4, 8, 32, 128], out
     assert "tokens/s per chip" in out
 
 
@@ -165,3 +186,22 @@ def test_submit_runs_the_same_guard(tiny):
 def test_compile_refuses_what_is_not_a_tpu():
     code, _, err = run_cli("compile", "--hardware", "l4")
     assert code == 2 and "--hardware tpu-TYPE" in err
+
+
+def test_compiling_for_a_tpu_never_reads_the_persistent_cache(tiny):
+    """A compile-only client cannot load cache entries: with the cache on in this process (a
+    local runtime switched it on), compiling the same TPU shape twice warns of nothing."""
+    import warnings
+
+    from docbeam.pipeline.encode.packing import PackSpec
+    from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
+
+    settings = EncoderSettings(str(tiny), None, "auto", "bfloat16", PackSpec(rows=8, seq_len=64))
+    assert EncoderRuntime(settings).compile_cache  # the suite's cache (conftest): on
+    t = aot.target("tpu-v5e", 4)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            assert aot.compile_worker(settings, t, keys=[(8, 64, 32)])[0].fits
+    assert not [str(w.message) for w in seen if "compilation cache" in str(w.message)]
+    assert jax.config.jax_enable_compilation_cache  # left as it was
