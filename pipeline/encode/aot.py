@@ -173,18 +173,23 @@ def compile_worker(
     return results
 
 
-def kernel_compiles(name: str, t: Target, shape: tuple[int, int, int, int], dtype: str, window: int | None) -> str:
-    """'' when attention kernel `name` compiles for the chips of `t` at `shape` (batch split
-    over the chips, as the encoder runs it), else why not, in one line."""
+def compile_kernel(name: str, t: Target, shape: tuple[int, int, int, int], dtype: str, window: int | None):
+    """Attention kernel `name` compiled for the chips of `t` at `shape`, the batch split over
+    the chips as the encoder runs it. Raises what the kernel choice or the compiler raises."""
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     mesh = Mesh(np.array(devices_for(t)), ("data",))
     sharded = NamedSharding(mesh, PartitionSpec("data"))
     q = jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharded)
     seg = jax.ShapeDtypeStruct(shape[:2], jnp.int32, sharding=sharded)
+    k = kernels.get(name, platform="tpu", shape=shape, dtype=dtype, mesh=mesh, window=window)
+    return jax.jit(lambda a, b, c, s: k.attend(a, b, c, segment_ids=s, window=window)).lower(q, q, q, seg).compile()
+
+
+def kernel_compiles(name: str, t: Target, shape: tuple[int, int, int, int], dtype: str, window: int | None) -> str:
+    """'' when `compile_kernel` succeeds, else why not, in one line."""
     try:
-        k = kernels.get(name, platform="tpu", shape=shape, dtype=dtype, mesh=mesh, window=window)
-        jax.jit(lambda a, b, c, s: k.attend(a, b, c, segment_ids=s, window=window)).lower(q, q, q, seg).compile()
+        compile_kernel(name, t, shape, dtype, window)
     except kernels.KernelUnavailable as exc:
         return str(exc).split(": ", 1)[-1].split(". Runs here")[0]
     except KeyboardInterrupt:

@@ -7,13 +7,10 @@ import io
 import re
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from docbeam.kernels import api as kernels
-from docbeam.kernels import compat
 from docbeam.kernels.spec import attention_cost
 from docbeam.pipeline import cli
 from docbeam.pipeline.core.hardware import catalogue
@@ -27,17 +24,13 @@ SHAPE = (4, 256, 2, 128)  # one row per chip of a 2x2 host
 PALLAS = {"flash", "tpu_flash", "splash"}
 
 
-@pytest.fixture(scope="module", params=["v5e:2x2", "v6e:2x2"])
-def mesh(request) -> Mesh:
-    return Mesh(np.array(compat.tpu_topology_devices(request.param, (2, 2, 1))), ("data",))
+@pytest.fixture(scope="module", params=["tpu-v5e", "tpu-v6e"])
+def chips(request) -> aot.Target:
+    return aot.target(request.param, 4)
 
 
-def compiled(name: str, mesh: Mesh, window: int | None):
-    sharded = NamedSharding(mesh, PartitionSpec("data"))
-    q = jax.ShapeDtypeStruct(SHAPE, jnp.bfloat16, sharding=sharded)
-    seg = jax.ShapeDtypeStruct(SHAPE[:2], jnp.int32, sharding=sharded)
-    k = kernels.get(name, platform="tpu", shape=SHAPE, dtype="bfloat16", mesh=mesh, window=window)
-    return jax.jit(lambda a, b, c, s: k.attend(a, b, c, segment_ids=s, window=window)).lower(q, q, q, seg).compile()
+def compiled(name: str, t: aot.Target, window: int | None):
+    return aot.compile_kernel(name, t, SHAPE, "bfloat16", window)
 
 
 def tpu_kernels() -> list[tuple[str, int | None]]:
@@ -50,8 +43,8 @@ def tpu_kernels() -> list[tuple[str, int | None]]:
 
 
 @pytest.mark.parametrize(("name", "window"), tpu_kernels())
-def test_every_tpu_kernel_compiles_for_the_chip(name, window, mesh):
-    exe = compiled(name, mesh, window)
+def test_every_tpu_kernel_compiles_for_the_chip(name, window, chips):
+    exe = compiled(name, chips, window)
     # Mosaic, not the CPU's interpret mode: the kernel is one TPU custom call.
     assert ("tpu_custom_call" in exe.as_text()) == (name in PALLAS), name
     assert exe.memory_analysis().argument_size_in_bytes > 0
@@ -90,11 +83,11 @@ def _cost(exe) -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(PALLAS))
-def test_pallas_costs_agree_with_the_reference(name, mesh):
+def test_pallas_costs_agree_with_the_reference(name, chips):
     """A Pallas call is opaque to XLA: its flops come from what it declares (or, for a kernel
     that declares nothing, from kernels.uncounted_cost). Same order as the reference's."""
-    ref = _cost(compiled("reference", mesh, None))
-    cost = _cost(compiled(name, mesh, None))
+    ref = _cost(compiled("reference", chips, None))
+    cost = _cost(compiled(name, chips, None))
     per_chip = (SHAPE[0] // 4, *SHAPE[1:])
     extra_flops, _, extra_bytes = kernels.uncounted_cost(name, per_chip, 2)
     flops, moved = cost["flops"] + extra_flops, cost["bytes accessed"] + extra_bytes
