@@ -12,7 +12,7 @@ graph/       the Beam graph: plan, DoFns per stage, assembly, sinks, runner choi
 launch/      flags -> plan -> waves of Beam jobs -> manifest; estimate, submit, finalize
 
 Entry points: cli (`docbeam`), run (`python -m docbeam.pipeline.run`), finalize (`python -m docbeam.pipeline.finalize`),
-and `pipeline.embed(texts, model=...)`: vectors for queries, computed as the pipeline computes them.
+and `docbeam.pipeline.embed(texts, model=...)`: vectors for queries, computed as the pipeline computes them.
 """
 
 
@@ -23,4 +23,4 @@ def __getattr__(attr: str):
         from docbeam.pipeline.encode.embed import embed
 
         return embed
-    raise AttributeError(f"module 'pipeline' has no attribute {attr!r}")
+    raise AttributeError(f"module 'docbeam.pipeline' has no attribute {attr!r}")

@@ -115,8 +115,10 @@ def cmd_compile(argv: list[str]) -> int:
         more=_compile_flags,
         description="Compile every executable a TPU worker of this run would build, here, before paying for one.",
     )
-    if not ns.hardware or not ns.hardware.startswith("tpu-"):
+    if not ns.hardware:
         raise UsageError("--hardware tpu-TYPE[:CHIPS] is required (e.g. tpu-v5e:4): compile targets a TPU worker")
+    if not ns.hardware.startswith("tpu-"):
+        raise UsageError(f"--hardware {ns.hardware} is not a TPU: compile targets a TPU worker (e.g. tpu-v5e:4)")
     from apache_beam.options.pipeline_options import PipelineOptions
 
     ok = _compile_ok(PipelineOptions(without_own_flags(argv, _compile_flags)), ns.hardware, ns.pricing)

@@ -80,6 +80,6 @@ def embed(
     attention: str = "auto",
     prompt_name: str | None = None,
 ) -> np.ndarray:
-    """Vectors of `texts` as the pipeline computes them: `pipeline.embed(["a question"])`.
+    """Vectors of `texts` as the pipeline computes them: `docbeam.pipeline.embed(["a question"])`.
     A model with prompts gives these texts its query prompt unless `prompt_name` says otherwise."""
     return embedder(model, dtype, attention, prompt_name)(list(texts))

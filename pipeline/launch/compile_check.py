@@ -90,6 +90,12 @@ def check(options: PipelineOptions, hardware: str, out: TextIO | None = None, pr
     return ok
 
 
+def check_job(job: dict, hardware: str) -> bool:
+    """`check` for a job given as Beam options (the Airflow DAG's): what the encoder depends on."""
+    encoder_flags = {k: v for k, v in job.items() if k not in ("input", "output", "overwrite", "reuse")}
+    return check(PipelineOptions.from_dictionary(encoder_flags), hardware)
+
+
 def _chip_hour_usd(t: aot.Target, pricing: str | None) -> float:
     try:
         return float(PriceTable.load(pricing).entry(t.accelerator.price_id)["usd"])

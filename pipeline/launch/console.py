@@ -75,7 +75,7 @@ def configure_logging() -> None:
 
 def run_main(argv: list[str], prog: str) -> int:
     """`docbeam run` and `python -m docbeam.pipeline.run`: run the job, print the summary, and exit
-    with the status the module docstring of pipeline.cli lists."""
+    with the status the module docstring of docbeam.pipeline.cli lists."""
     configure_logging()
     try:
         res = run(argv)

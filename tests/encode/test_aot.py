@@ -178,7 +178,9 @@ def test_submit_runs_the_same_guard(tiny):
 
 def test_compile_refuses_what_is_not_a_tpu():
     code, _, err = run_cli("compile", "--hardware", "l4")
-    assert code == 2 and "--hardware tpu-TYPE" in err
+    assert code == 2 and "--hardware l4 is not a TPU" in err
+    code, _, err = run_cli("compile")
+    assert code == 2 and "--hardware tpu-TYPE[:CHIPS] is required" in err
 
 
 def test_compiling_for_a_tpu_never_reads_the_persistent_cache(tiny):

@@ -1,4 +1,4 @@
-"""`pipeline.embed` and `docbeam embed`: a vector for a text is what the pipeline stored for it."""
+"""`docbeam.pipeline.embed` and `docbeam embed`: a vector for a text is what the pipeline stored for it."""
 
 import json
 import subprocess

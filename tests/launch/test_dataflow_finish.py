@@ -1,4 +1,4 @@
-"""pipeline.finalize: finishing a run whose launcher was ended once Dataflow had the job.
+"""docbeam.pipeline.finalize: finishing a run whose launcher was ended once Dataflow had the job.
 
 The Dataflow service cannot run here, so the API client is the one stand-in: it answers
 with the job's counters in the shape the Dataflow API returns them, and Beam's own

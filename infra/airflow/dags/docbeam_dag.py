@@ -8,7 +8,7 @@ docbeam_dataflow  resolve -> run_dataflow -> wait_for_job -> finalize
                   DataflowRunner; returns once Dataflow has the job, pushes `dataflow_job_id`
     wait_for_job  DataflowJobStatusSensor on that id until JOB_STATE_DONE (reschedule mode,
                   so no worker slot is held while the job runs)
-    finalize      pipeline.finalize: the operator does not wait for pipeline/run.py after the
+    finalize      docbeam.pipeline.finalize: the operator does not wait for pipeline/run.py after the
                   job id appears, so the run's own finalisation (commit, accounting check,
                   _manifest.json, _cost/) runs here, from the job's Dataflow counters; it
                   applies the run's verdict (the task fails on too many rejections) and only
@@ -137,12 +137,9 @@ def job_options(params: dict, input_glob: str, output: str) -> dict:
 def compile_guard(job: dict, hardware: str) -> None:
     """`docbeam submit`'s TPU guard: the encoder compiled for the workers' chips here, before
     anything is billed; the task fails when a batch shape does not lower or fit."""
-    from apache_beam.options.pipeline_options import PipelineOptions
+    from docbeam.pipeline.launch.compile_check import check_job
 
-    from docbeam.pipeline.launch.compile_check import check
-
-    encoder_flags = {k: v for k, v in job.items() if k not in ("input", "output", "overwrite", "reuse")}
-    if not check(PipelineOptions.from_dictionary(encoder_flags), hardware):
+    if not check_job(job, hardware):
         raise RuntimeError(f"the encoder does not compile or fit on {hardware} (see the log); nothing was submitted")
 
 
@@ -152,7 +149,7 @@ def run_py_file() -> str:
 
     spec = importlib.util.find_spec("docbeam.pipeline.run")
     if spec is None or spec.origin is None:
-        raise RuntimeError("docbeam is not importable on this Airflow worker (pipeline.run)")
+        raise RuntimeError("docbeam is not importable on this Airflow worker (docbeam.pipeline.run)")
     return spec.origin
 
 
