@@ -85,7 +85,11 @@ def finalize_dataflow(output: str, job_id: str, client=None) -> RunResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m docbeam.pipeline.finalize",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--output", required=True, help="the run's --output (gs:// prefix)")
     ap.add_argument("--job-id", required=True, help="the Dataflow job id")
     args = ap.parse_args(argv)
