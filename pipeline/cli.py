@@ -88,6 +88,7 @@ def cmd_estimate(argv: list[str]) -> int:
 
 
 def _compile_ok(options, hardware: str, pricing: str | None) -> bool:
+    from docbeam.kernels import api as kernels
     from docbeam.pipeline.encode.aot import CompileUnavailable
     from docbeam.pipeline.launch.compile_check import check
     from docbeam.pipeline.launch.console import configure_logging
@@ -97,6 +98,8 @@ def _compile_ok(options, hardware: str, pricing: str | None) -> bool:
         return check(options, hardware, pricing=pricing)
     except CompileUnavailable as exc:
         raise UsageError(str(exc)) from None
+    except kernels.KernelUnavailable as exc:  # --attention names a kernel the TPU cannot run
+        raise UsageError(f"--attention: {exc}") from None
 
 
 def _compile_flags(parser) -> None:

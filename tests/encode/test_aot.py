@@ -176,6 +176,11 @@ def test_submit_runs_the_same_guard(tiny):
     assert "FAILED to compile" in out
 
 
+def test_a_kernel_the_tpu_cannot_run_is_one_line(tiny):
+    code, _, err = run_cli("compile", "--hardware", "tpu-v5e:4", "--model", str(tiny), "--attention", "gpu_mha")
+    assert code == 2 and "--attention: attention 'gpu_mha' cannot run on tpu" in err and "Traceback" not in err
+
+
 def test_compile_refuses_what_is_not_a_tpu():
     code, _, err = run_cli("compile", "--hardware", "l4")
     assert code == 2 and "--hardware l4 is not a TPU" in err
