@@ -28,13 +28,15 @@ def attend(
 ) -> jax.Array:
     compute = jnp.promote_types(q.dtype, jnp.float32)  # float64 stays float64 for the oracle
     scale = default_scale(q.shape[-1], scale)
-    logits = jnp.einsum("bqhd,bkhd->bhqk", q.astype(compute), k.astype(compute)) * scale
+    # HIGHEST: the oracle is exact everywhere; a GPU would otherwise run float32 in TF32.
+    exact = jax.lax.Precision.HIGHEST
+    logits = jnp.einsum("bqhd,bkhd->bhqk", q.astype(compute), k.astype(compute), precision=exact) * scale
     mask = segment_mask(segment_ids, window)[:, None, :, :]
     logits = jnp.where(mask, logits, -jnp.inf)
     # A padding query sees nothing; keep its softmax finite, then zero it.
     logits = jnp.where(mask.any(-1, keepdims=True), logits, 0.0)
     probs = jax.nn.softmax(logits, axis=-1)
-    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v.astype(compute))
+    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v.astype(compute), precision=exact)
     return padding_to_zeros(out, segment_ids).astype(q.dtype)
 
 

@@ -37,12 +37,15 @@ def attend(
     compute = jnp.promote_types(q.dtype, jnp.float32)
     qt, kt, vt = (x.astype(compute).transpose(0, 2, 1, 3) for x in (q * scale, k, v))
     mask = reference.segment_mask(segment_ids, window)[:, None].astype(compute)
-    scores = jnp.matmul(qt, kt.swapaxes(-1, -2))  # [B, H, T, T]
+    # HIGHEST: a GPU otherwise runs float32 matmuls in TF32 (H200: 1e-4 off the reference, and
+    # a neighbouring segment moved results by more than their last bits); the CPU ignores it.
+    precision = jax.lax.Precision.HIGHEST if compute == jnp.float32 else None
+    scores = jnp.matmul(qt, kt.swapaxes(-1, -2), precision=precision)  # [B, H, T, T]
     weights = jnp.exp(scores - scores.max(-1, keepdims=True)) * mask
     denom = weights.sum(-1, keepdims=True)
     # Trusted only while the query's own largest weight is far from float32's subnormal range:
     # denom >= e^-60 keeps every weight within e^-27 of it a normal number. Below, NaN.
-    out = jnp.where(denom >= TRUSTED_DENOM, jnp.matmul(weights, vt) / denom, jnp.nan)
+    out = jnp.where(denom >= TRUSTED_DENOM, jnp.matmul(weights, vt, precision=precision) / denom, jnp.nan)
     return padding_to_zeros(out.transpose(0, 2, 1, 3).astype(q.dtype), segment_ids)
 
 

@@ -25,11 +25,21 @@ import numpy as np
 from docbeam.kernels import api as kernels
 from docbeam.kernels import compat
 from docbeam.pipeline.core.hardware import Accelerator, HardwareError, Worker, catalogue
+from docbeam.pipeline.encode.packing import PackedBatch
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 
 
 class CompileUnavailable(RuntimeError):
     """libtpu is not installed here (the `tpu` extra): nothing can be compiled for a TPU."""
+
+
+@dataclass(frozen=True)
+class ChipRates:
+    """What bounds one chip: peak FLOP/s at the run's dtype, HBM bytes per second and capacity."""
+
+    peak_flops: float
+    hbm_bytes_per_s: float
+    hbm_bytes: float
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,9 @@ class Target:
     @property
     def hbm_bytes_per_s(self) -> float:
         return self.accelerator.hbm_gbps * 1e9
+
+    def rates(self, dtype: str) -> ChipRates:
+        return ChipRates(self.peak_flops(dtype), self.hbm_bytes_per_s, self.hbm_bytes)
 
 
 def target(name: str, chips: int) -> Target:
@@ -116,7 +129,7 @@ def uncounted(runtime: EncoderRuntime, rows: int, seq: int) -> tuple[float, floa
     return flops, moved
 
 
-def measure(compiled, runtime: EncoderRuntime, key: tuple[int, int, int], t: Target) -> dict:
+def measure(compiled, runtime: EncoderRuntime, key: tuple[int, int, int], rates: ChipRates) -> dict:
     """Memory and cost analysis of one compiled executable (both describe one chip's program),
     plus what Pallas kernels without a declared cost add."""
     rows, seq, _ = key
@@ -128,8 +141,7 @@ def measure(compiled, runtime: EncoderRuntime, key: tuple[int, int, int], t: Tar
     tokens = per_chip * seq
     flops = (float(cost.get("flops", 0.0)) + extra_flops) / tokens
     moved = (float(cost.get("bytes accessed", 0.0)) + extra_bytes) / tokens
-    dtype = runtime.settings.dtype
-    compute, memory = t.peak_flops(dtype) / flops, t.hbm_bytes_per_s / moved
+    compute, memory = rates.peak_flops / flops, rates.hbm_bytes_per_s / moved
     return dict(
         argument_bytes=mem.argument_size_in_bytes,
         temp_bytes=mem.temp_size_in_bytes,
@@ -154,9 +166,7 @@ def compile_worker(
     results = []
     for key in keys or runtime.batch_keys():
         rows, seq, slots = key
-        choices = runtime.kernels[seq].choices
-        kinds = ", ".join(c.name if w is None else f"{c.name} (window {w})" for w, c in choices.items())
-        r = ShapeResult(rows, seq, slots, kinds, hbm_bytes=t.hbm_bytes)
+        r = ShapeResult(rows, seq, slots, _kernel_names(runtime, seq), hbm_bytes=t.hbm_bytes)
         t0 = time.perf_counter()
         try:
             compiled = runtime.compile_shape(key)
@@ -165,12 +175,58 @@ def compile_worker(
         except Exception as exc:  # XLA and Mosaic raise many types; each is this shape's finding
             r.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
         else:
-            for name, value in measure(compiled, runtime, key, t).items():
+            for name, value in measure(compiled, runtime, key, t.rates(settings.dtype)).items():
                 setattr(r, name, value)
         r.seconds = time.perf_counter() - t0
         on_result(r)
         results.append(r)
     return results
+
+
+def _kernel_names(runtime: EncoderRuntime, seq: int) -> str:
+    choices = runtime.kernels[seq].choices
+    return ", ".join(c.name if w is None else f"{c.name} (window {w})" for w, c in choices.items())
+
+
+def measure_here(
+    settings: EncoderSettings,
+    rates: ChipRates,
+    keys: list[tuple[int, int, int]],
+    batches: int = 8,
+    repeats: int = 3,
+) -> list[tuple[ShapeResult, list[float]]]:
+    """On this machine's own accelerator: each shape's compiled bound (as `compile_worker`
+    gives it for a TPU) beside the tokens/s per chip the runtime measures running it, through
+    `EncoderRuntime.encode` as a worker calls it (batches in flight together, vectors copied
+    back). Rows hold one segment each, every token real. One timing per repeat, each over
+    `batches` batches after a warm-up."""
+    runtime = EncoderRuntime(settings)
+    vocab = runtime.checkpoint.config.vocab_size
+    rng = np.random.default_rng(0)
+    out = []
+    for key in keys:
+        rows, seq, slots = key
+        r = ShapeResult(rows, seq, slots, _kernel_names(runtime, seq), hbm_bytes=rates.hbm_bytes)
+        t0 = time.perf_counter()
+        for name, value in measure(runtime.compile_shape(key), runtime, key, rates).items():
+            setattr(r, name, value)
+        r.seconds = time.perf_counter() - t0
+        ones = np.ones((rows, seq), np.int32)
+        batch = PackedBatch(
+            tokens=rng.integers(1000, vocab, (rows, seq), dtype=np.int32),
+            segment_ids=ones,
+            positions=np.broadcast_to(np.arange(seq, dtype=np.int32), (rows, seq)).copy(),
+            pool_mask=ones.astype(bool),
+            max_segments=slots,
+        )
+        runtime.encode([batch])  # compiles this shape and warms it
+        per_chip = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            runtime.encode([batch] * batches)
+            per_chip.append(rows * seq * batches / (time.perf_counter() - t0) / len(runtime.devices))
+        out.append((r, per_chip))
+    return out
 
 
 def compile_kernel(name: str, t: Target, shape: tuple[int, int, int, int], dtype: str, window: int | None):

@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
-# GPU checks in one call, for a session that is lent a GPU machine (the `device` tool):
-# the kernel conformance suite (Pallas kernels compiled, not interpreted) and the kernel
-# bench on the GPU, against the JAX installed there; results under $OUT.
+# GPU checks in one call, for a session that is lent a GPU machine (the `device` tool),
+# against the JAX installed there; results under $OUT. Steps, in this order (choose with
+# DOCBEAM_DEVICE_STEPS="roofline conformance bench"):
+#   roofline     measured encoder tokens/s beside the compiled roofline bound of the same
+#                shapes (tests/benchmarks/bound_vs_measured.py), default model's shape
+#   conformance  the kernel conformance suite (Pallas kernels compiled, not interpreted)
+#   bench        the kernel bench tables of docs/models.md
+#
+# Before the call, here: the default model's small files (its weights are too large to carry;
+# random ones of the same shapes are drawn there) and the wheels of what docbeam's encoder
+# imports that the machine lacks (google-cloud-storage and its dependencies, tenacity):
+#   python -m tests.benchmarks.bound_vs_measured --prepare .devmodel
+#   run(command="bash tests/device/run_checks.sh", carry=[".whl", ".devmodel"], timeout_s=540)
 #
 # The GPU machine reaches no network and has no apache-beam: only kernels/ (and what
 # `docbeam kernels` needs) run there, from the working tree, under the installed name
@@ -23,9 +33,23 @@ export PYTHONUNBUFFERED=1
 export JAX_PLATFORMS=${JAX_PLATFORMS:-cuda,cpu}  # tests/conftest.py defaults to cpu otherwise
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import jax; print(jax.__version__, jax.devices())" | tee "$OUT/jax.txt"
-# Conformance first: it is the check that must not be cut off by the time limit (~9 min in all).
+STEPS=${DOCBEAM_DEVICE_STEPS:-roofline conformance bench}
+step() { [[ " $STEPS " == *" $1 "* ]]; }
+
+# The H200's dense peaks and HBM (141 GB = 131 GiB, 4.8 TB/s):
+# https://www.nvidia.com/en-us/data-center/h200/ (a lent machine, not a catalogue worker).
+if step roofline && [[ -d .devmodel ]]; then
+  for dt in "bfloat16 989" "float32 67"; do
+    set -- $dt
+    python3 -m tests.benchmarks.bound_vs_measured --model .devmodel --dtype "$1" --peak-tflops "$2" \
+      --hbm-gbps 4800 --hbm-gb 131 --seq 128,256,512 --json "$OUT/roofline_$1.json" 2>&1 | grep -v "^WARNING\|^I0000" \
+      | tee -a "$OUT/roofline.txt"
+  done
+fi
+
 # --noconftest: the suite's conftest starts GCS and Beam fixtures this machine cannot import.
-python3 -m pytest -q tests/kernels --noconftest -p no:cacheprovider --ignore=tests/kernels/test_multidevice.py 2>&1 | tail -30 | tee "$OUT/conformance.txt"
+step conformance && python3 -m pytest -q tests/kernels --noconftest -p no:cacheprovider --ignore=tests/kernels/test_multidevice.py 2>&1 | tail -30 | tee "$OUT/conformance.txt"
+step bench || exit 0
 python3 -m docbeam.kernels.bench --seq 128,256,512,1024,2048,4096 --batch 8 --json "$OUT/bench_f32.json" | tee "$OUT/bench.txt"
 python3 -m docbeam.kernels.bench --seq 128,256,512,1024,2048,4096 --batch 8 --dtype bfloat16 --json "$OUT/bench_bf16.json" \
   | tee -a "$OUT/bench.txt"

@@ -58,12 +58,13 @@ def _tpu_style_call(x):
 def test_tpu_interpret_mode_runs_a_tpu_kernel_on_cpu():
     """Guards the switch tpu_flash and splash use to run emulated on CPU (the conformance suite
     relies on it): inside it the kernel really runs; without it, CPU refuses the call."""
-    x = jnp.arange(8.0).reshape(1, 8)
-    with pc.tpu_interpret_mode(True):
-        out = _tpu_style_call(x)
-    assert np.asarray(out).tolist() == [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]
-    with pc.tpu_interpret_mode(False), pytest.raises(Exception, match="(?i)interpret"):
-        _tpu_style_call(x)
+    with jax.default_device(jax.devices("cpu")[0]):  # the CPU's behaviour, on a GPU host too
+        x = jnp.arange(8.0).reshape(1, 8)
+        with pc.tpu_interpret_mode(True):
+            out = _tpu_style_call(x)
+        assert np.asarray(out).tolist() == [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]
+        with pc.tpu_interpret_mode(False), pytest.raises(Exception, match="(?i)interpret"):
+            _tpu_style_call(x)
 
 
 def test_shard_over_batch_runs_the_function_per_shard():
