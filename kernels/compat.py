@@ -112,3 +112,10 @@ def no_persistent_cache() -> Iterator[None]:
     finally:
         jax.config.update("jax_enable_compilation_cache", was)
         compilation_cache.reset_cache()
+
+
+def cost_analysis(compiled: Any) -> dict:
+    """XLA's cost analysis of a compiled executable as one dict ("flops", "bytes accessed", ...):
+    some jax versions return a list of one."""
+    cost = compiled.cost_analysis()
+    return cost[0] if isinstance(cost, list) else cost

@@ -134,8 +134,7 @@ def measure(compiled, runtime: EncoderRuntime, key: tuple[int, int, int], rates:
     plus what Pallas kernels without a declared cost add."""
     rows, seq, _ = key
     mem = compiled.memory_analysis()
-    cost = compiled.cost_analysis()
-    cost = cost[0] if isinstance(cost, list) else cost  # a list of one in some jax versions
+    cost = compat.cost_analysis(compiled)
     per_chip = rows // len(runtime.devices)  # rows divide over the chips
     extra_flops, extra_bytes = uncounted(runtime, per_chip, seq)
     tokens = per_chip * seq

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from docbeam.kernels import api as kernels
+from docbeam.kernels import compat
 from docbeam.kernels.spec import attention_cost
 from docbeam.pipeline import cli
 from docbeam.pipeline.core.hardware import catalogue
@@ -77,17 +78,12 @@ def test_the_tpu_kernel_set_is_what_the_issue_names():
     assert {n for n, w in tpu_kernels() if w is not None} >= {"flash", "blockwise", "native", "xla_fused"}
 
 
-def _cost(exe) -> dict:
-    cost = exe.cost_analysis()
-    return cost[0] if isinstance(cost, list) else cost
-
-
 @pytest.mark.parametrize("name", sorted(PALLAS))
 def test_pallas_costs_agree_with_the_reference(name, chips):
     """A Pallas call is opaque to XLA: its flops come from what it declares (or, for a kernel
     that declares nothing, from kernels.uncounted_cost). Same order as the reference's."""
-    ref = _cost(compiled("reference", chips, None))
-    cost = _cost(compiled(name, chips, None))
+    ref = compat.cost_analysis(compiled("reference", chips, None))
+    cost = compat.cost_analysis(compiled(name, chips, None))
     per_chip = (SHAPE[0] // 4, *SHAPE[1:])
     extra_flops, _, extra_bytes = kernels.uncounted_cost(name, per_chip, 2)
     flops, moved = cost["flops"] + extra_flops, cost["bytes accessed"] + extra_bytes

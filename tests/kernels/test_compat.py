@@ -82,3 +82,9 @@ def test_shard_over_batch_runs_the_function_per_shard():
     fn = pc.shard_over_batch(per_shard, mesh, "data", n_batched=2)
     out = jax.jit(fn)(jnp.ones((4, 3)), jnp.arange(4.0)[:, None] * jnp.ones((4, 3)))
     assert seen == [(4, 3)] and np.asarray(out)[:, 0].tolist() == [2.0, 3.0, 4.0, 5.0]
+
+
+def test_cost_analysis_is_one_dict_of_flops_and_bytes():
+    exe = jax.jit(lambda a: a @ a).lower(jnp.ones((64, 64))).compile()
+    cost = pc.cost_analysis(exe)
+    assert cost["flops"] == pytest.approx(2 * 64**3, rel=0.01) and cost["bytes accessed"] > 0
