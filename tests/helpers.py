@@ -17,7 +17,8 @@ SAMPLES = REPO / "samples" / "docs"
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a child Python that imports `tests.*` (PYTHONSAFEPATH keeps the
     working directory off its path; docbeam itself comes from the install, never the root)."""
-    return {**os.environ, "PYTHONPATH": str(REPO), **extra}
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **extra}
 
 
 def run_job(inputs, output, *extra: str):
