@@ -131,6 +131,13 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         ".pdf, .docx, .warc[.gz]; content that contradicts its extension is detected; a folder: every file of a "
         "format docbeam reads, recursively)",
     )
+    _flag(
+        parser,
+        "follow-links",
+        action="store_true",
+        help="read files whose links point outside their input's folder (default: skipped and counted as "
+        "link_outside_input, so a link to /etc/shadow is never embedded)",
+    )
     _flag(parser, "output", metavar="DIR", required="output" in required, help="output folder or gs:// prefix")
     _flag(
         parser,

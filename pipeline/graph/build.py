@@ -24,6 +24,7 @@ from docbeam.pipeline.graph.dofns import (
     MatchGlob,
     PackSegments,
     ParseFile,
+    beam_file,
     text_kib,
 )
 from docbeam.pipeline.graph.job_plan import JobPlan
@@ -37,7 +38,8 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     if plan.files is None:
         files = p | "Inputs" >> beam.Create(plan.inputs) | "Match" >> beam.ParDo(MatchGlob())
     else:
-        files = p | "Files" >> beam.Create(plan.files) | "Listed" >> beam.ParDo(KnownFile())
+        listed = [beam_file(*f) for f in plan.files]
+        files = p | "Files" >> beam.Create(listed) | "Listed" >> beam.ParDo(KnownFile())
     files = files | "SpreadFiles" >> beam.Reshuffle()
     parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse)).with_outputs(ERRORS, main="docs")
     committed = _committed_ids(p, plan)

@@ -22,7 +22,7 @@ from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from docbeam.pipeline.ingest.sources import InputGlob, name_of
+from docbeam.pipeline.ingest.sources import InputGlob, carried, name_of, printable, unreadable_name
 from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 
@@ -42,7 +42,13 @@ def timed_chunks(meter: StageMeter, items: Iterable, size: int = 64) -> Iterator
         yield group
 
 
-File = tuple[str, int, str]  # (path, size in bytes, name: the path relative to its input's root)
+# (path, size in bytes, name: the path relative to its input's root); a path that is not
+# UTF-8 travels as bytes, its name escaped (sources.carried), and is rejected by ParseFile.
+File = tuple[str | bytes, int, str]
+
+
+def beam_file(path: str, size: int, name: str) -> File:
+    return carried(path), size, printable(name)
 
 
 class MatchGlob(beam.DoFn):
@@ -61,7 +67,7 @@ class MatchGlob(beam.DoFn):
             found = kept
         self.meter.add(elements_in=1, elements_out=len(found), bytes_out=sum(s for _, s in found))
         for path, size in found:
-            yield path, size, name_of(path, item.root)
+            yield beam_file(path, size, name_of(path, item.root))
 
 
 class KnownFile(beam.DoFn):
@@ -94,6 +100,10 @@ class ParseFile(beam.DoFn):
     def process(self, item: File):
         path, size, name = item
         self.meter.add(elements_in=1, bytes_in=size)
+        if isinstance(path, bytes):  # a name that is not UTF-8: one error line, the run goes on
+            self.meter.add(rejected=1)
+            yield beam.pvalue.TaggedOutput(ERRORS, unreadable_name(path, name, Stage.PARSE))
+            return
 
         def open_file():
             # Uncompressed: docbeam decompresses itself, to cap gzip bombs and report truncation.

@@ -2,14 +2,18 @@
 
 The extension says which format a file claims; its content has the last word where it has a
 signature: a PDF named .txt is read as PDF, a PNG named .txt is rejected naming what it is,
-never embedded as bytes.
+never embedded as bytes. Content with no signature that is UTF-8 text is "text" (a format
+without a signature of its own, JSON lines or CSV, may still read it).
 """
 
+import codecs
 import io
 import re
 import zipfile
 import zlib
 from typing import BinaryIO
+
+from docbeam.pipeline.ingest.reading import looks_binary
 
 HEAD_BYTES = 4096
 
@@ -56,8 +60,8 @@ HTML_STARTS = (b"<!doctype html", b"<html")
 
 def sniff(f: BinaryIO) -> str | None:
     """The kind of content `f` holds from its first bytes (a format name docbeam reads, or
-    a key of DESCRIPTIONS), or None when nothing gives it away (text, JSON, CSV...).
-    Leaves `f` wherever it read to: rewind or reopen it."""
+    a key of DESCRIPTIONS): "text" for UTF-8 text without a signature (plain text, JSON, CSV...),
+    None when nothing gives it away. Leaves `f` wherever it read to: rewind or reopen it."""
     head = f.read(HEAD_BYTES)
     if b"%PDF-" in head[:1024]:  # the PDF header may follow up to 1 KiB of junk
         return "pdf"
@@ -68,11 +72,19 @@ def sniff(f: BinaryIO) -> str | None:
         return "warc" if _gunzip_head(head).startswith(b"WARC/1.") else "gzip"
     if kind is None and head.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith(HTML_STARTS):
         return "html"
-    return kind
+    return "text" if kind is None and _is_text(head) else kind
 
 
 def describe(kind: str) -> str:
     return DESCRIPTIONS.get(kind, kind)
+
+
+def _is_text(head: bytes) -> bool:
+    try:  # a character cut at the end of a head shorter than the file is not an error
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < HEAD_BYTES)
+    except UnicodeDecodeError:
+        return False
+    return not looks_binary(text)
 
 
 def _is_docx(f: BinaryIO) -> bool:

@@ -54,7 +54,7 @@ def from_fields(path: str, row: int, obj: dict, cfg: ParseConfig, fmt: str) -> R
             STAGE,
             "document_too_large",
             path,
-            f"text longer than {cfg.max_doc_bytes} characters",
+            f"text longer than {cfg.max_doc_bytes} characters (--max-doc-bytes raises the limit)",
             row=row,
             doc_id=doc_id,
         )

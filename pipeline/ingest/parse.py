@@ -1,7 +1,10 @@
 """Bytes of one input file -> Documents, Rejections and Skipped records. Pure: no Beam here.
 
-The format comes from the extension, unless the content's signature says otherwise
-(detect.py); formats/ holds one module per format. Every problem becomes a Rejection naming
+The content decides the format (detect.py): bytes with a format's signature are read as that
+format whatever the name; text without a signature is read as the extension says when that
+format reads text (JSON lines, CSV, HTML, Markdown) and as plain text otherwise (a text file
+named .docx or .pdf, or with no extension); the extension alone decides only for bytes that
+give nothing away. formats/ holds one module per format. Every problem becomes a Rejection naming
 the file, the row where there is one, and what is wrong; the good records of the same file
 still come out. Nothing is read unbounded: a document over `max_doc_bytes` and a
 decompressed stream over `max_decompressed_bytes` (gzip bombs) are rejected, never loaded
@@ -21,7 +24,7 @@ from docbeam.pipeline.ingest import detect
 from docbeam.pipeline.ingest.fields import STAGE, Record
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from docbeam.pipeline.ingest.sources import relabel
+from docbeam.pipeline.ingest.sources import leaves_root, relabel
 
 # extension -> format module under pipeline.ingest.formats
 FORMATS = {
@@ -47,6 +50,8 @@ FORMATS = {
 # then says precisely what is wrong): gzip for the compressed formats, a zip for .docx.
 CONTAINERS = {("jsonl", "gzip"), ("csv", "gzip"), ("warc", "gzip"), ("docx", "zip")}
 READABLE = frozenset(FORMATS.values())
+# Formats whose files always begin with their signature: text that lacks it is not one of them.
+SIGNED = frozenset({"pdf", "docx", "parquet", "warc"})
 
 
 def format_of(path: str) -> str | None:
@@ -67,8 +72,12 @@ def parse_file(
     """The file's Documents, Rejections and Skipped records. With `name` (the file relative
     to its input's root, see sources.py), ids derived from the path are derived from the name
     instead. `sandbox` runs the native parsers (one per thread; without one, a sandbox is
-    started for this file alone)."""
+    started for this file alone). A file whose link leaves its input's root is skipped, unread,
+    unless `cfg.follow_links`."""
     cfg = cfg or ParseConfig()
+    if name is not None and not cfg.follow_links and leaves_root(path, name):
+        yield Skipped(source=path, row=0, reason="link_outside_input")
+        return
     with contextlib.ExitStack() as stack:
         if sandbox is None:
             sandbox = stack.enter_context(Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb))
@@ -108,7 +117,10 @@ def _rewind(f: BinaryIO) -> bool:
 
 def _choose(path: str, claimed: str | None, kind: str | None) -> str | Rejection:
     """The format to read `path` as: its content's where the content has a signature docbeam
-    reads, else its extension's; content of another kind is rejected, named."""
+    reads; for text, its extension's where that format reads text, else plain text; else its
+    extension's. Content of a kind docbeam does not read is rejected, named."""
+    if kind == "text":
+        return claimed if claimed is not None and claimed not in SIGNED else "text"
     if kind in READABLE:
         return kind
     if kind is None and claimed is not None:

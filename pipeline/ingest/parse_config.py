@@ -15,6 +15,7 @@ class ParseConfig:
     max_pdf_pages: int = 5000
     parse_timeout_s: float = 120.0  # per file (per record in a WARC) in the sandbox
     parse_memory_mb: int = 2048  # the sandbox's data segment
+    follow_links: bool = False  # read a file whose link leaves its input's root (sources.leaves_root)
 
     def __post_init__(self):
         if self.html_text not in HTML_TEXT:

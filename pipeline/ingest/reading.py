@@ -68,12 +68,14 @@ def looks_binary(text: str, sample: int = 8192) -> bool:
 
 
 def read_capped(path: str, f: BinaryIO, max_bytes: int) -> bytes | Rejection:
-    """The whole file, or a Rejection when it is empty or larger than `max_bytes`."""
+    """The whole file (one document, whose id is its path), or a Rejection when it is empty or
+    larger than `max_bytes`."""
     data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
-        return reject(STAGE, "document_too_large", path, f"larger than {max_bytes} bytes", row=0)
+        problem = f"larger than {max_bytes} bytes (--max-doc-bytes raises the limit)"
+        return reject(STAGE, "document_too_large", path, problem, row=0, doc_id=path)
     if not data:
-        return reject(STAGE, "empty_file", path, "empty file", row=0)
+        return reject(STAGE, "empty_file", path, "empty file", row=0, doc_id=path)
     return data
 
 

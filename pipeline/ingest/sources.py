@@ -3,12 +3,19 @@
 A document without an id of its own is named after its file *relative to the root of the
 glob that matched it* (the folder before the first wildcard; a folder given as input is its
 own root): `docs/*.jsonl` gives `a.jsonl#3`, not `/home/me/docs/a.jsonl#3`, so a local run,
-a gs:// run and a colleague's checkout give the same ids for the same layout. Pure: the
-launcher does the matching.
+a gs:// run and a colleague's checkout give the same ids for the same layout. The launcher
+does the matching.
+
+A local file name that is not UTF-8 reaches Python as text with surrogate escapes, which
+Beam's coders (strict UTF-8) cannot carry: such a file travels as the bytes of its path and
+becomes one errors/ line that shows the name with \\x escapes, never the end of the run.
 """
 
+import os
 import posixpath
 from dataclasses import dataclass
+
+from docbeam.pipeline.core.records import Rejection, reject
 
 WILDCARDS = "*?["
 
@@ -52,3 +59,33 @@ def relabel(doc_id: str, path: str, name: str) -> str:
     if doc_id.startswith(path + "#"):
         return name + doc_id[len(path) :]
     return doc_id
+
+
+def carried(path: str) -> str | bytes:
+    """`path` as Beam can carry it: itself when it is UTF-8, else the bytes of the name."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape")
+
+
+def printable(path: str | bytes) -> str:
+    """`path` as valid UTF-8 text: a byte that is not UTF-8 is written as \\xNN."""
+    raw = path if isinstance(path, bytes) else path.encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def unreadable_name(path: bytes, name: str, stage: str) -> Rejection:
+    """The errors/ line of a file whose name is not UTF-8 (see `carried`)."""
+    problem = "the file name is not valid UTF-8 (shown with \\x escapes); rename the file to read it"
+    return reject(stage, "non_utf8_name", printable(path), problem, doc_id=printable(name))
+
+
+def leaves_root(path: str, name: str) -> bool:
+    """Whether the local file `path` (`name` under its input's root) resolves through a link
+    to something outside that root: a link to /etc/shadow in a corpus folder is no document."""
+    if "://" in path or not path.endswith(name):
+        return False
+    root = os.path.realpath(path[: len(path) - len(name)] or "/")
+    return os.path.commonpath([os.path.realpath(path), root]) != root

@@ -293,6 +293,7 @@ def parse_config(d: DocbeamOptions) -> ParseConfig:
         max_pdf_pages=d.max_pdf_pages,
         parse_timeout_s=d.parse_timeout,
         parse_memory_mb=d.parse_memory_mb,
+        follow_links=d.follow_links,
     )
 
 

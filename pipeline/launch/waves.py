@@ -26,7 +26,8 @@ class Wave:
 
 
 def key_of(inputs: list[str]) -> str:
-    return "w" + hashlib.sha1("\n".join(sorted(inputs)).encode()).hexdigest()[:10]
+    # surrogateescape: a local file name that is not UTF-8 still has a key (its bytes)
+    return "w" + hashlib.sha1("\n".join(sorted(inputs)).encode("utf-8", "surrogateescape")).hexdigest()[:10]
 
 
 def committed(output: str) -> list[dict]:

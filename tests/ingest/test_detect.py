@@ -42,10 +42,13 @@ def plain_zip() -> bytes:
         (lambda: files.news_page().encode(), "html"),
         (lambda: b"\xef\xbb\xbf\n  <HTML><body>x</body></HTML>", "html"),
         (lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "ole"),
-        (lambda: b'{"id": 1, "text": "<html> is a tag"}\n', None),
-        (lambda: "plain words, ünïcode".encode(), None),
-        (lambda: b"", None),
-        (lambda: b"BZh... is how bzip2 files begin; this is a text about them", None),
+        (lambda: b'{"id": 1, "text": "<html> is a tag"}\n', "text"),
+        (lambda: "plain words, ünïcode".encode(), "text"),
+        (lambda: ("a" + "é" * 4000).encode(), "text"),  # a character cut at the end of the head is still text
+        (lambda: b"", "text"),
+        (lambda: b"BZh... is how bzip2 files begin; this is a text about them", "text"),
+        (lambda: "Latin-1, not UTF-8: café".encode("latin-1"), None),
+        (lambda: b"\x00\x01\x02 no signature" * 10, None),
         (lambda: bz2.compress(b"hello"), "bzip2"),
     ],
 )

@@ -196,8 +196,8 @@ def test_damaged_warcs_keep_the_records_before_the_damage(parse):
     records = parse("/in/cut.warc", plain[: len(plain) - 200])
     assert [r.error for r in records if isinstance(r, Rejection)] == ["warc_corrupt"]
     assert len(records) == 9
-    junk = b"this is not a web archive\n" * 10
-    assert rejected(parse("/in/junk.warc", junk), "/in/junk.warc") == "warc_corrupt"
+    junk = b"this is not a web archive\n" * 10  # text without the WARC signature: read as text
+    assert one(parse("/in/junk.warc", junk)).provenance.format == "text"
 
 
 # ---- CSV / TSV -----------------------------------------------------------------------------
@@ -242,6 +242,10 @@ def test_content_wins_over_the_extension(parse):
     assert one(parse("/in/report.bin", files.report_docx())).provenance.format == "docx"
     crawl = [r for r in parse("/in/crawl.jsonl.gz", files.crawl_warc()) if isinstance(r, Document)]
     assert len(crawl) == 2
+    # text without a signature is no PDF, Word file, Parquet file or web archive: read as text
+    for name in ("notes.docx", "rows.pdf", "table.parquet", "crawl.warc", "LICENSE"):
+        assert one(parse(f"/in/{name}", b'{"id": "r1", "text": "a line"}\n')).provenance.format == "text"
+    assert one(parse("/in/rows.jsonl", b'{"id": "r1", "text": "a line"}\n')).provenance.format == "jsonl"
     rej = one(parse("/in/photo.txt", files.png()), Rejection)
     assert rej.error == "format_mismatch" and "PNG image" in rej.message
     ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)

@@ -1,9 +1,13 @@
 """What --input means: globs and folders, and the ids of documents that bring none."""
 
+import json
+import os
+
 import pytest
 
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.ingest.sources import glob_root, name_of, relabel
+from docbeam.pipeline.io import outputs
 from tests.helpers import run_job, table, write_jsonl
 
 
@@ -59,3 +63,74 @@ def test_inputs_whose_ids_would_collide_fail_before_the_job(tmp_path):
     with pytest.raises(UsageError, match="matched by two inputs"):
         run_job([tmp_path / "a" / "*.jsonl", tmp_path / "a" / "x.jsonl"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# ---- content decides, not the name ---------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_text_is_read_as_text_whatever_its_name_and_a_file_too_large_is_named(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "notes.docx").write_text("Plain words in a file that claims to be Word.")
+    write_jsonl(src / "rows.pdf", [{"id": "r1", "text": "JSON lines named as a PDF"}])
+    (src / "LICENSE").write_text("Permission is hereby granted, free of charge.")
+    (src / "big.txt").write_text("word " * 400)  # 2,000 bytes, over --max-doc-bytes 1000
+    out = tmp_path / "out"
+    res = run_job(src / "*", out, "--max-doc-bytes", "1000", "--max-rejected", "1")
+    docs = {d["doc_id"]: d["format"] for d in table(out, "documents", ["doc_id", "format"]).to_pylist()}
+    # text without a format signature is read as text, and says so, never as its extension's format
+    assert docs == {"notes.docx": "text", "rows.pdf": "text", "LICENSE": "text"}
+    (err,) = outputs.read_errors(str(out))
+    assert err["error"] == "document_too_large" and err["doc_id"] == "big.txt"
+    assert "big.txt" in err["message"] and "--max-doc-bytes" in err["message"]
+    assert res.manifest["accounting"]["holds"]
+
+
+# ---- file names that are not UTF-8 ---------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("waves", [[], ["--wave-files", "1"]], ids=["one-job", "waves"])
+def test_a_name_that_is_not_utf8_is_one_error_line_and_the_run_goes_on(tmp_path, waves):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "good.txt").write_text("A file with a well-formed name.")
+    (src / "also.md").write_text("Another well-formed one.")
+    with open(os.fsencode(src) + b"/caf\xe9.txt", "wb") as f:  # Latin-1 é: not UTF-8
+        f.write(b"text behind a Latin-1 name")
+    out = tmp_path / "out"
+    res = run_job(src, out, "--max-rejected", "1", *waves)
+    ids = {d["doc_id"] for d in table(out, "documents", ["doc_id"]).to_pylist()}
+    assert ids == {"good.txt", "also.md"}
+    raw = b"".join(p.read_bytes() for p in (out / "errors").glob("*.jsonl"))
+    (err,) = [json.loads(line) for line in raw.decode("utf-8").splitlines()]  # strict UTF-8, valid JSON
+    assert err["error"] == "non_utf8_name" and err["source"].endswith("/caf\\xe9.txt")
+    assert "caf\\xe9.txt" in err["message"]
+    assert res.manifest["accounting"]["holds"] and res.manifest["counts"]["rejected"] == 1
+
+
+# ---- links ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_file_link_that_leaves_the_input_is_skipped_and_counted(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-OUTSIDE-THE-INPUT")
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "doc.txt").write_text("An ordinary document.")
+    (src / "sub" / "shadow.md").symlink_to(secret)
+    (src / "inside.txt").symlink_to(src / "doc.txt")  # a link that stays under the input: read
+    out = tmp_path / "out"
+    res = run_job(src, out)
+    rows = table(out, "documents", ["doc_id", "text"]).to_pylist()
+    assert {d["doc_id"] for d in rows} == {"doc.txt", "inside.txt"}
+    assert not any("SECRET" in d["text"] for d in rows)
+    assert not any("SECRET" in c["text"] for c in table(out, "chunks", ["text"]).to_pylist())
+    assert res.manifest["counts"]["skipped_by_reason"] == {"link_outside_input": 1}
+    assert res.manifest["accounting"]["holds"] and res.manifest["verdict"]["ok"]
+
+    allowed = tmp_path / "allowed"
+    run_job(src, allowed, "--follow-links")
+    assert "sub/shadow.md" in {d["doc_id"] for d in table(allowed, "documents", ["doc_id"]).to_pylist()}

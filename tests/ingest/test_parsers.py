@@ -133,9 +133,11 @@ def test_parquet_rows_and_wrong_schema():
     assert errors(parse("bad.parquet", b"PAR1 not really")) == ["invalid_parquet"]
 
 
-def test_unknown_extension_is_a_clear_rejection():
-    (rej,) = parse("x.xyz", b"plain words")
+def test_unknown_extension_is_a_clear_rejection_unless_the_content_is_text():
+    (rej,) = parse("x.xyz", b"\x00\x01 binary, no signature")
     assert rej.error == "unsupported_format" and ".jsonl" in rej.message and ".pdf" in rej.message
+    for name in ("x.xyz", "LICENSE"):
+        assert [(d.text, d.provenance.format) for d in docs(parse(name, b"plain words"))] == [("plain words", "text")]
 
 
 @pytest.mark.parametrize("field", ["body"])
