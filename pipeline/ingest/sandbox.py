@@ -28,6 +28,7 @@ ADAPTERS = (
     "docbeam.pipeline.ingest.adapters.pdf_text",
     "docbeam.pipeline.ingest.adapters.docx_text",
     "docbeam.pipeline.ingest.adapters.html_main",
+    "docbeam.pipeline.ingest.adapters.html_visible",
 )
 START_TIMEOUT_S = 120.0  # imports on a loaded worker; a child that cannot start is a crash
 

@@ -1,0 +1,110 @@
+"""Hostile files, each from a small generator: every one ends in error lines within the
+time and memory bounds, and the good records beside it still come out."""
+
+import gzip
+import io
+import time
+
+from docbeam.pipeline.core.records import Document, Rejection
+from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
+from tests.ingest import files
+
+DATE = "2024-05-01T12:00:00Z"
+
+
+def warc_record(uri: str, html: bytes, length_delta: int = 0) -> bytes:
+    """One WARC response record with an HTML page; `length_delta` bends its Content-Length."""
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + html
+    head = (
+        f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: {DATE}\r\n"
+        f"WARC-Record-ID: <urn:uuid:{abs(hash(uri)):032x}>\r\n"
+        f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(block) + length_delta}\r\n\r\n"
+    )
+    return head.encode() + block + b"\r\n\r\n"
+
+
+def page(word: str) -> bytes:
+    return files.news_page(paragraphs=2).replace("otter", word).encode()
+
+
+def docs(records) -> list[Document]:
+    return [r for r in records if isinstance(r, Document)]
+
+
+def errors(records) -> list[Rejection]:
+    return [r for r in records if isinstance(r, Rejection)]
+
+
+# Item 1: the visible-text fallback ran in the worker, where no deadline reaches it.
+def test_html_fallback_quadratic_on_an_unclosed_comment_is_stopped_at_the_parse_timeout():
+    hostile = b"<html><body>" + b"<!--" * (64 << 10)  # 256 KiB: 132 s in the worker before
+    with Sandbox(timeout_s=3) as box:
+
+        def parse(path, data):
+            return list(parse_file(path, lambda: io.BytesIO(data), ParseConfig(), sandbox=box))
+
+        start = time.monotonic()
+        (rec,) = parse("comment.html", hostile)
+        assert time.monotonic() - start < 20
+        assert isinstance(rec, Rejection) and rec.error == "parse_timeout", rec
+        (good,) = parse("good.html", page("otter"))
+        assert isinstance(good, Document) and "otter" in good.text
+
+
+# Item 2: warcio's readline is quadratic on a long line.
+def test_warc_header_line_of_32_mib_is_one_error_line_in_seconds(parse):
+    good = warc_record("https://a.example/", page("badger"))
+    huge = b"WARC/1.0\r\nWARC-Type: response\r\nX-Pad: " + b"a" * (32 << 20)
+    data = gzip.compress(good + huge, 1)
+    assert len(data) < (1 << 20)
+    start = time.monotonic()
+    out = parse("huge.warc.gz", data)
+    assert time.monotonic() - start < 10  # 35 s before
+    assert [d.doc_id for d in docs(out)] == ["https://a.example/"]
+    (err,) = errors(out)
+    assert err.error == "warc_corrupt" and "header line longer than" in err.message and err.row == 1
+
+
+# Item 6: a Content-Length that covers the next record, or runs past the end.
+def test_warc_content_length_covering_the_next_record_is_an_error_line_counting_it(parse):
+    swallowed = warc_record("https://b.example/", page("weasel"))
+    first = warc_record("https://a.example/", page("badger"), length_delta=len(swallowed))
+    # the first record's block runs to the end of the second's, whose trailer it takes
+    data = first[:-4] + b"\r\n\r\n" + swallowed + warc_record("https://c.example/", page("stoat"))
+    out = parse("absorb.warc", data)
+    assert [d.doc_id for d in docs(out)] == ["https://c.example/"]
+    (err,) = errors(out)
+    assert err.error == "warc_corrupt" and err.row == 0 and "covers the next 1 record(s)" in err.message
+
+
+def test_warc_content_length_past_the_end_names_the_records_it_ran_over(parse):
+    data = (
+        warc_record("https://a.example/", page("badger"))
+        + warc_record("https://b.example/", page("weasel"), length_delta=10_000)
+        + warc_record("https://c.example/", page("stoat"))
+    )
+    out = parse("overrun.warc", data)
+    assert [d.doc_id for d in docs(out)] == ["https://a.example/"]
+    (err,) = errors(out)
+    assert err.error == "warc_corrupt" and err.row == 1
+    assert "runs past the end of the file, over 1 more record(s), not read" in err.message
+
+
+# Item 5: after a rejected quoted field, the reader restarted inside it.
+def test_csv_field_too_long_across_lines_never_turns_its_lines_into_documents(parse):
+    inside = "".join(f"INJECTED-{i},looks like a row\n" for i in range(200))
+    data = f'id,text\ngood-1,first row\nbad,"{inside}"\ngood-2,after the field\n'.encode()
+    out = parse("inject.csv", data, max_doc_bytes=1000)
+    assert not any("INJECTED" in d.text or "INJECTED" in d.doc_id for d in docs(out))
+    assert [d.doc_id for d in docs(out)] == ["good-1"]
+    (err,) = errors(out)
+    assert err.error == "csv_bad_row" and err.row == 1 and "the rest of the file is not read" in err.message
+
+
+def test_csv_one_unquoted_line_too_long_is_skipped_and_reading_goes_on(parse):
+    data = b"id,text\ngood-1,first\nlong," + b"x" * 5000 + b"\ngood-2,second\n"
+    out = parse("long.csv", data, max_doc_bytes=1000)
+    assert [d.doc_id for d in docs(out)] == ["good-1", "good-2"]
+    (err,) = errors(out)
+    assert err.error == "document_too_large" and err.row == 1 and "line 3" in err.message
