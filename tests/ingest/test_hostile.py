@@ -5,9 +5,13 @@ import gzip
 import io
 import time
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from docbeam.pipeline.core.records import Document, Rejection
 from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
+from tests.helpers import rss_growth
 from tests.ingest import files
 
 DATE = "2024-05-01T12:00:00Z"
@@ -108,3 +112,39 @@ def test_csv_one_unquoted_line_too_long_is_skipped_and_reading_goes_on(parse):
     assert [d.doc_id for d in docs(out)] == ["good-1", "good-2"]
     (err,) = errors(out)
     assert err.error == "document_too_large" and err.row == 1 and "line 3" in err.message
+
+
+def dictionary_bomb_parquet(value_bytes: int, rows: int = 30) -> bytes:
+    """A few KiB: one huge string, dictionary-encoded and compressed, the value of every row
+    (the type stored as plain string, as most writers do)."""
+    values = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["a" * value_bytes]))
+    table = pa.table({"id": [f"r{i}" for i in range(rows)], "text": values})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", compression_level=19, store_schema=False)
+    return buf.getvalue()
+
+
+# Item 3: 2,834 bytes of Parquet took a worker to 6 GB.
+def test_parquet_dictionary_bomb_rejects_its_rows_without_expanding_them(parse):
+    data = dictionary_bomb_parquet((8 << 20) + 1, rows=30)  # 30 rows of 8 MiB: 240 MiB expanded
+    assert len(data) < 8192
+    with rss_growth() as grew:
+        out = parse("bomb.parquet", data, max_doc_bytes=8 << 20)
+    assert [r.error for r in out] == ["document_too_large"] * 30
+    assert [r.row for r in out] == list(range(30))
+    assert grew[0] < 120 << 20, f"grew {grew[0] >> 20} MiB"  # one copy of the value, not 30
+
+
+# Item 4: a corrupt page in the second row group lost the good rows of the first.
+def test_parquet_corrupt_second_row_group_keeps_the_first_and_names_the_lost_rows(parse):
+    table = pa.table({"id": [f"r{i}" for i in range(2000)], "text": [f"row {i} text" for i in range(2000)]})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=1000, compression="snappy", use_dictionary=False)
+    data = bytearray(buf.getvalue())
+    column = pq.ParquetFile(io.BytesIO(bytes(data))).metadata.row_group(1).column(1)
+    start = column.data_page_offset
+    data[start + 40 : start + 240] = b"\xff" * 200  # the text page of the second row group
+    out = parse("damaged.parquet", bytes(data))
+    assert [d.doc_id for d in docs(out)] == [f"r{i}" for i in range(1000)]
+    (err,) = errors(out)
+    assert err.error == "invalid_parquet" and err.row == 1000 and "rows 1000-1999 (row group 1)" in err.message
