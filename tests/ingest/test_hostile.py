@@ -3,15 +3,22 @@ time and memory bounds, and the good records beside it still come out."""
 
 import gzip
 import io
+import resource
+import subprocess
+import sys
 import time
+import zlib
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from docbeam.pipeline.core.records import Document, Rejection
 from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from tests.helpers import rss_growth
+from docbeam.pipeline.io import outputs
+from tests.helpers import child_env, rss_growth, table
 from tests.ingest import files
 
 DATE = "2024-05-01T12:00:00Z"
@@ -148,3 +155,61 @@ def test_parquet_corrupt_second_row_group_keeps_the_first_and_names_the_lost_row
     assert [d.doc_id for d in docs(out)] == [f"r{i}" for i in range(1000)]
     (err,) = errors(out)
     assert err.error == "invalid_parquet" and err.row == 1000 and "rows 1000-1999 (row group 1)" in err.message
+
+
+def gzip_line(size: int, prefix: bytes, suffix: bytes) -> bytes:
+    """A gzip stream of `prefix`, one line of `size` bytes, `suffix`: written in blocks, so the
+    generator never holds the line."""
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    block = b"x" * (1 << 20)
+    parts = [z.compress(prefix)]
+    parts += [z.compress(block) for _ in range(size >> 20)]
+    parts += [z.compress(suffix), z.flush()]
+    return b"".join(parts)
+
+
+LIMIT = 3 << 30  # the docbeam process's data segment: a regression fails the run, not the machine
+
+
+@pytest.mark.slow
+def test_hostile_corpus_through_docbeam_under_a_memory_limit(tmp_path):
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    hostile = {
+        "comment.html": b"<html><body>" + b"<!--" * (64 << 10),
+        "header.warc.gz": gzip_line(32 << 20, b"WARC/1.0\r\nWARC-Type: response\r\nX-Pad: ", b"\r\n"),
+        "absorb.warc": warc_record("https://a.example/", page("badger"), length_delta=4096)
+        + warc_record("https://b.example/", page("weasel")),
+        "inject.csv": b'id,text\nbad,"' + b"INJECTED-1,row\n" * (600 << 10) + b'"\n',  # 9 MB field
+        "line.csv.gz": gzip_line(1 << 30, b"id,text\nlong,", b"\ngood-csv,after the long line\n"),
+        "bomb.parquet": dictionary_bomb_parquet((8 << 20) + 1, rows=200),  # 1.6 GB expanded
+    }
+    for name, data in hostile.items():
+        (src / name).write_bytes(data)
+    (src / "good.html").write_bytes(page("otter"))
+    (src / "good.jsonl").write_text('{"id": "j1", "text": "A good line of text about otters."}\n')
+    command = [str(Path(sys.executable).with_name("docbeam")), "run", "--input", str(src / "*"), "--output", str(out)]
+    command += ["--max-doc-bytes", str(8 << 20), "--parse-timeout", "5", "--max-rejected", "100%"]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (LIMIT, LIMIT))
+
+    start = time.monotonic()
+    proc = subprocess.run(command, env=child_env(), preexec_fn=limit, capture_output=True, text=True, timeout=900)
+    took = time.monotonic() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss << 10
+    print(f"hostile corpus: {took:.0f} s, peak RSS {peak >> 20} MiB")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = {}
+    for e in outputs.read_errors(str(out)):
+        found.setdefault(e["source"].rsplit("/", 1)[-1], set()).add(e["error"])
+    assert found == {
+        "comment.html": {"parse_timeout"},
+        "header.warc.gz": {"warc_corrupt"},
+        "absorb.warc": {"warc_corrupt"},
+        "inject.csv": {"csv_bad_row"},
+        "line.csv.gz": {"document_too_large"},
+        "bomb.parquet": {"document_too_large"},
+    }
+    ids = sorted(d["doc_id"].rsplit("/", 1)[-1] for d in table(out, "documents", ["doc_id"]).to_pylist())
+    assert ids == ["good-csv", "good.html", "j1"]  # the good documents beside the hostile ones
