@@ -8,8 +8,9 @@ give nothing away. formats/ holds one module per format. Every problem becomes a
 the file, the row where there is one, and what is wrong; the good records of the same file
 still come out. Nothing is read unbounded: a document over `max_doc_bytes` and a
 decompressed stream over `max_decompressed_bytes` (gzip bombs) are rejected, never loaded
-whole. Formats that run native code (PDF, Word, main-content HTML) parse in a Sandbox:
-bounded in time and memory, and a crash costs one error line, not the worker.
+whole. Formats that run native code or parsers that are not linear (PDF, Word, HTML) parse in
+a Sandbox: bounded in time and memory, and a crash costs one error line, not the worker. The
+rest read their input in bounded pieces (lines, WARC header lines, Parquet cells).
 """
 
 import contextlib

@@ -11,10 +11,15 @@ A failed call raises ParseProblem(code, message): `parse_timeout` (the child is 
 `parse_crashed` (the child died, or the library raised something its adapter does not know:
 the child is ended too), or the adapter's own code (`pdf_encrypted`, ...); the next call
 starts a fresh child. The child
-runs `python -m docbeam.pipeline.ingest.sandbox FD MEMORY_MB` and speaks pickled tuples over a socket.
+runs `python -m docbeam.pipeline.ingest.sandbox FD MEMORY_MB` over a socket. Calls go to it
+pickled (the worker trusts itself); replies come back as JSON, plain data only, because the
+child has parsed hostile bytes and a pickle from it could run anything in the worker. The
+child gets only the environment it needs (no credentials): see `_child_env`.
 """
 
 import importlib
+import json
+import os
 import resource
 import signal
 import socket
@@ -28,6 +33,7 @@ ADAPTERS = (
     "docbeam.pipeline.ingest.adapters.pdf_text",
     "docbeam.pipeline.ingest.adapters.docx_text",
     "docbeam.pipeline.ingest.adapters.html_main",
+    "docbeam.pipeline.ingest.adapters.html_visible",
 )
 START_TIMEOUT_S = 120.0  # imports on a loaded worker; a child that cannot start is a crash
 
@@ -62,13 +68,15 @@ class Sandbox:
             self._stop()
             raise ParseProblem("parse_timeout", f"parser still running after {self.timeout_s:g}s; stopped")
         try:
-            status, value = conn.recv()
+            status, value = _load(conn.recv_bytes(self.memory_mb << 20))  # no reply is bigger than the child
         except (EOFError, OSError):
             raise ParseProblem("parse_crashed", f"parser process died ({self._stop()})") from None
+        except ValueError as exc:  # not the JSON pair a sound child sends
+            raise ParseProblem("parse_crashed", f"parser sent a malformed reply ({exc}; {self._stop()})") from None
         if status == "ok":
             return value
         if status == "problem":
-            raise ParseProblem(*value)
+            raise ParseProblem(*value)  # [code, message]
         self._stop()  # a library that failed in a way nobody expected may have broken its state: start afresh
         if value.startswith("MemoryError"):
             value = f"ran out of memory (limit {self.memory_mb} MiB)"
@@ -87,6 +95,7 @@ class Sandbox:
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # stderr stays: a crashing library's last words go to the worker log
+                env=_child_env(),
             )
         finally:
             theirs.close()
@@ -95,7 +104,7 @@ class Sandbox:
         if not self._conn.poll(START_TIMEOUT_S):
             raise ParseProblem("parse_crashed", f"parser process did not start ({self._stop()})")
         try:
-            self._conn.recv()  # "ready"
+            self._conn.recv_bytes(64)  # "ready"
         except (EOFError, OSError):
             raise ParseProblem("parse_crashed", f"parser process did not start ({self._stop()})") from None
         return self._conn
@@ -130,13 +139,39 @@ class Sandbox:
         self.close()
 
 
+# What the child keeps of the worker's environment: enough to find Python, docbeam and a
+# locale; nothing else (cloud credentials, tokens and the like stay in the worker).
+CHILD_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: os.environ[k] for k in CHILD_ENV if k in os.environ}
+    # the worker's own import path (a Beam worker or a test may have added to it), so the
+    # child imports the same docbeam and libraries
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _dump(reply: tuple[str, Any]) -> bytes:
+    # surrogatepass: text with lone surrogates (PDFium gives some) travels as it is
+    return json.dumps(reply, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _load(data: bytes) -> tuple[str, Any]:
+    status, value = json.loads(data.decode("utf-8", "surrogatepass"))
+    if status not in ("ok", "problem", "raised"):
+        raise ValueError(f"unknown status {status!r}")
+    return status, value
+
+
 def _serve(fd: int, memory_mb: int) -> None:
     conn = Connection(fd)
     for name in ADAPTERS:
         importlib.import_module(name)
     limit = memory_mb << 20
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    conn.send("ready")
+    conn.send_bytes(b"ready")
     while True:
         try:
             target, args = conn.recv()
@@ -150,7 +185,12 @@ def _serve(fd: int, memory_mb: int) -> None:
         except Exception as exc:  # the library failed in a way its adapter does not know
             reply = ("raised", f"{type(exc).__name__}: {exc}"[:500])
         del args
-        conn.send(reply)
+        try:
+            data = _dump(reply)
+        except (TypeError, ValueError) as exc:  # an adapter returned something that is not plain data
+            data = _dump(("raised", f"reply is not plain data ({exc})"[:500]))
+        del reply
+        conn.send_bytes(data)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,9 @@ BAD = {
     "scan.pdf": (files.image_only_pdf, "pdf_no_text"),
     "photo.txt": (files.png, "format_mismatch"),
     "slow.pdf": (files.slow_pdf, "parse_timeout"),
-    "bomb.pdf": (files.memory_bomb_pdf, "parse_crashed"),
+    # Trips the memory bound, or the time bound first on a loaded machine: a test of bounds
+    # must not depend on which one trips first, and either code is right for this file.
+    "bomb.pdf": (files.memory_bomb_pdf, ("parse_crashed", "parse_timeout")),
 }
 
 
@@ -63,9 +65,9 @@ def chunks_of(run, document: dict) -> list[dict]:
 
 def test_every_document_is_written_or_one_error_line_and_warc_records_are_counted(run):
     res, docs, _, errors = run
-    assert sorted((e["source"].rsplit("/", 1)[-1], e["error"]) for e in errors) == sorted(
-        (name, code) for name, (_, code) in BAD.items()
-    )
+    found = {e["source"].rsplit("/", 1)[-1]: e["error"] for e in errors}
+    assert len(errors) == len(found) and found.keys() == BAD.keys(), errors
+    assert all(found[name] in (code if isinstance(code, tuple) else (code,)) for name, (_, code) in BAD.items()), found
     assert all(e["message"].startswith(e["source"]) and e["stage"] == "parse" for e in errors)
     counts = res.manifest["counts"]
     assert res.manifest["accounting"]["holds"] and counts["read"] == len(docs) + len(errors) == 12 + 6

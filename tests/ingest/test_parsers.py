@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from docbeam.pipeline.core.records import Document, Rejection
-from docbeam.pipeline.ingest.formats.html import visible_text
+from docbeam.pipeline.ingest.adapters.html_visible import visible_text
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 
 

@@ -81,3 +81,23 @@ def test_a_default_socket_timeout_does_not_reach_the_child():
             assert box.call("json:loads", "[1]") == [1] and box.starts == 1
     finally:
         socket.setdefaulttimeout(previous)
+
+
+def test_the_child_gets_no_credentials_from_the_worker_environment(monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cret")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/keys/sa.json")
+    with Sandbox(timeout_s=60) as box:
+        assert box.call("os:getenv", "AWS_SECRET_ACCESS_KEY") is None
+        assert box.call("os:getenv", "GOOGLE_APPLICATION_CREDENTIALS") is None
+        assert box.call("os:getenv", "PATH")  # what it needs stays
+
+
+def test_replies_are_plain_data_never_unpickled_objects():
+    # The child has parsed hostile bytes: what it sends back is read as JSON, so an object
+    # (which a pickle would rebuild in the worker) is a crash of that call, not a value.
+    with Sandbox(timeout_s=60) as box:
+        with pytest.raises(ParseProblem) as caught:
+            box.call("uuid:uuid4")
+        assert caught.value.code == "parse_crashed" and "not plain data" in caught.value.message
+        assert box.call("json:loads", '["a", 1, [true, null]]') == ["a", 1, [True, None]]
+        assert box.call("json:loads", '"\\ud800 lone"') == "\ud800 lone"  # text as PDFium may give it

@@ -1,4 +1,4 @@
 """One small module per third-party parsing library: the only files that call it, so an
 upgrade that changes its API breaks one file (pinned by tests/ingest/test_adapters.py).
-pdf_text, docx_text and html_main run inside the sandbox (sandbox.py); warc_records runs in
-the worker (pure Python, streaming)."""
+pdf_text, docx_text, html_main and html_visible run inside the sandbox (sandbox.py);
+warc_records runs in the worker (pure Python, streaming, its lines bounded)."""

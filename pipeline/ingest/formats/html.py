@@ -1,9 +1,8 @@
 """HTML (.html, .htm): one document per file. By default its main content and title
 (--html-text main: trafilatura, in the sandbox); --html-text all keeps every visible text,
-as does a page where the extractor finds no main content."""
+as does a page where the extractor finds no main content (html.parser, in the sandbox too)."""
 
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
@@ -14,6 +13,9 @@ from docbeam.pipeline.ingest.reading import decode_markup, read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
 MAIN = "docbeam.pipeline.ingest.adapters.html_main:extract"
+# In the sandbox too: html.parser is pure Python but not linear (an unclosed `<!--` of 256 KiB
+# took 132 s), and only a process can be stopped at a deadline.
+VISIBLE = "docbeam.pipeline.ingest.adapters.html_visible:visible_text"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
@@ -44,8 +46,12 @@ def page(
         # --html-text all, or a page the extractor finds no main content in (or cannot parse:
         # lxml gives up on nesting thousands of levels deep): every visible text, as
         # trafilatura's own baseline would, rather than losing the page
+        try:
+            text = sandbox.call(VISIBLE, markup)
+        except ParseProblem as p:
+            return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
         prov = Provenance(format="html", url=url, crawl_date=crawl_date)
-        return document(path, row, doc_id, visible_text(markup), prov)
+        return document(path, row, doc_id, text, prov)
     headline = body.lstrip().split("\n", 1)[0]
     text = f"{title}\n\n{body}" if title and headline not in title else body  # no title twice in a row
     sections = [(0, title)] if title else []
@@ -54,66 +60,3 @@ def page(
             sections.append(found)
     prov = Provenance(format="html", sections=tuple(sections), url=url, crawl_date=crawl_date)
     return document(path, row, doc_id, text, prov)
-
-
-class _VisibleText(HTMLParser):
-    """Collects text a reader would see. Event-driven, so deep nesting costs no recursion."""
-
-    HIDDEN = {"script", "style", "noscript", "template", "title", "svg", "iframe", "object"}
-    BLOCK = {
-        "p",
-        "div",
-        "br",
-        "li",
-        "tr",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "section",
-        "article",
-        "header",
-        "footer",
-        "pre",
-        "blockquote",
-        "table",
-        "ul",
-        "ol",
-        "td",
-        "th",
-    }
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.hidden_depth = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag in self.HIDDEN:
-            self.hidden_depth += 1
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_startendtag(self, tag, attrs):
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag):
-        if tag in self.HIDDEN:
-            self.hidden_depth = max(0, self.hidden_depth - 1)
-        elif tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data):
-        if not self.hidden_depth:
-            self.parts.append(data)
-
-
-def visible_text(markup: str) -> str:
-    parser = _VisibleText()
-    parser.feed(markup)
-    parser.close()
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
-    return "\n".join(line for line in lines if line)

@@ -26,12 +26,19 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record | Skipped]:
     source = Decompressed.sniffing(f, cfg.max_decompressed_bytes)
     row = 0  # records read whole so far: the next record's index
+    swallowed = 0  # record headers inside the block of the record read last
     try:
         for rec in records(io.BufferedReader(source, buffer_size=1 << 20)):
             kept = _keep(path, row, rec, cfg)
             if not rec.complete():  # cut short: by the file's end, a broken gzip stream or the size cap
+                swallowed = rec.swallowed()
                 break
-            if isinstance(kept, str):  # the page's markup: parse it
+            if swallowed := rec.swallowed():
+                # Its Content-Length covers the records after it: they are inside its block,
+                # not read; the record itself is not one page. One error line counts them.
+                problem = f"its Content-Length covers the next {swallowed} record(s), which are not read"
+                yield reject(STAGE, "warc_corrupt", path, f"record {row}: {problem}", row=row, doc_id=rec.uri)
+            elif isinstance(kept, str):  # the page's markup: parse it
                 yield page(path, row, rec.uri, kept, cfg, sandbox, url=rec.uri, crawl_date=utc(rec.date))
             else:
                 yield kept
@@ -45,7 +52,7 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
         if not source.problem:  # otherwise the stream's end explains the unreadable record
             yield reject(STAGE, p.code, path, f"{p.message}; the rest of the file is not read", row=row)
             return
-    yield _damage(path, row, source)
+    yield _damage(path, row, source, swallowed)
 
 
 def _keep(path: str, row: int, rec: WarcRecord, cfg: ParseConfig) -> str | Rejection | Skipped:
@@ -66,10 +73,14 @@ def _keep(path: str, row: int, rec: WarcRecord, cfg: ParseConfig) -> str | Rejec
     return decode_markup(path, data, row, rec.uri, declared=charset(rec.content_type))
 
 
-def _damage(path: str, row: int, source: Decompressed) -> Rejection:
-    """The one error line for a file that breaks off at record `row`."""
+def _damage(path: str, row: int, source: Decompressed, swallowed: int = 0) -> Rejection:
+    """The one error line for a file that breaks off at record `row` (`swallowed`: the record
+    headers inside the part of it that was read)."""
     if source.problem:
         kind, problem = source.error, source.problem
+    elif swallowed:  # a Content-Length past the end, running over whole records
+        kind = "warc_corrupt"
+        problem = f"its Content-Length runs past the end of the file, over {swallowed} more record(s), not read"
     else:
         kind, problem = "warc_corrupt", "the record ends before its Content-Length (truncated file)"
     message = f"{path} record {row}: {problem}; the rest of the file is not read"
