@@ -127,6 +127,7 @@ class ChunkDocuments(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter(Stage.CHUNK)
+        self.ex_meters = {ex.name: StageMeter(extract_stage(ex.name)) for ex in self.plan.extractors}
         self.settings = self.plan.settings_hash
         self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
         self.frame = self.plan.frame or Frame(self.special)
@@ -158,11 +159,17 @@ class ChunkDocuments(beam.DoFn):
                 ),
             )
             return
-        with self.meter.timed():
-            extra, rows = [], []
-            for ex in self.plan.extractors:
+        extra, rows = [], []
+        for ex in self.plan.extractors:
+            with self.meter.timed():
                 extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
-                rows += ex.text_rows(doc)
+            # Rows read from the text (entities) are the extractor's output, timed and counted
+            # under its own stage: the report's `out` for it is the rows it wrote.
+            with self.ex_meters[ex.name].timed():
+                mine = ex.text_rows(doc)
+            if mine:
+                self.ex_meters[ex.name].add(elements_out=len(mine))
+            rows += mine
         yield from extra
         n_tokens = chunks.n_tokens
         self.meter.add(elements_out=n_chunks + len(extra), tokens=n_tokens)

@@ -331,7 +331,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     parse = totals.get(Stage.PARSE, {})
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
     chunks = outputs.read_table(plan.output, tables.CHUNKS, ["doc_id"])
-    extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["doc_id"])
+    extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["kind"])
     cost = report.build(
         totals,
         wall_seconds=wall,
@@ -354,6 +354,9 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
         devices=[str(dv) for dv in jax.local_devices()] if launch.local else [],
         chunk_rows=chunks.num_rows if chunks is not None else 0,
         extraction_rows=extr.num_rows if extr is not None else 0,
+        extractions_by_kind=manifest.extraction_kinds(
+            extr.column("kind").to_pylist() if extr is not None else [], plan.extractors
+        ),
     )
     man["cost"] = {
         "usd": cost["totals"]["cost_usd"],
