@@ -239,7 +239,9 @@ def run_waves(
     for i, wave in enumerate(todo, 1):
         if pressed.is_set():
             raise KeyboardInterrupt
-        log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
+        # A wave of globs (no listing) reads every input file; a listed wave, its own files.
+        n_files = plan.input_files if listing is None else len(wave.inputs)
+        log.info("wave %d/%d (%s): %d file(s)", i, len(todo), wave.key, n_files)
         # A wave of listed files reads exactly those paths: never matched again as globs,
         # where a name like "a[1].jsonl" would match nothing and be lost.
         files = None if listing is None else [(f, *listing[f]) for f in wave.inputs]

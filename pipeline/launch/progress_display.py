@@ -32,7 +32,17 @@ def _si(n: float) -> str:
     return f"{n:.0f}"
 
 
-STAGE_NAMES = {"": "starting", "match": "listing", "parse": "reading", "chunk": "chunking", "pack": "encoding"}
+STAGE_NAMES = {
+    "": "starting",
+    "match": "listing",
+    "parse": "reading",
+    "reuse": "reusing",
+    "chunk": "chunking",
+    "pack": "encoding",
+    "encode": "encoding",
+    "assemble": "assembling",
+    "write": "writing",
+}
 
 
 def _stage(snap: dict) -> str:
@@ -41,7 +51,7 @@ def _stage(snap: dict) -> str:
     stage = snap["stage"]
     if stage.startswith("extract_"):
         return f"extracting {stage[len('extract_') :]}"
-    return STAGE_NAMES.get(stage, {"encode": "encoding", "assemble": "assembling"}.get(stage, stage))
+    return STAGE_NAMES.get(stage, stage)
 
 
 def totals(snap: dict, files: int, size: int) -> dict:
