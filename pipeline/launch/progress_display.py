@@ -1,10 +1,10 @@
 """Progress a person can read while a job runs in this process.
 
-On a terminal: a live bar (rich) with documents and document tokens done out of what is known
-so far, the rate, the ETA and the current stage. Elsewhere (CI, Airflow logs): one plain line
-every `interval` seconds. Counts are in the user's units: documents and their tokens, never
-encoder segments (which include window overlaps and extraction candidates). The samples taken
-on the way are the run's timeline (throughput and memory over time, for the cost report).
+On a terminal: a live bar (rich) with documents written, the share of the work done (the
+encoder's tokens: windows and extraction candidates, counted inside documents) and the document
+tokens it stands for, the rate, the ETA and the current stage. Elsewhere (CI, Airflow logs): one
+plain line every `interval` seconds. The samples taken on the way are the run's timeline
+(throughput and memory over time, for the cost report).
 """
 
 import logging
