@@ -45,7 +45,7 @@ def extraction_lines(by_kind: dict[str, int]) -> list[str]:
             groups[head][sub] = n
         else:
             groups[head][""] = groups[head].get("", 0) + n
-    lines = []
+    lines: list[str] = []
     for head, subs in groups.items():
         total = sum(subs.values())
         detail = {k: v for k, v in subs.items() if k}
