@@ -39,7 +39,15 @@ def reset() -> None:
 
 
 def snapshot() -> dict:
-    """Counters so far, in the user's units, the stage active most recently, and the note."""
+    """Counters so far, in the user's units, the stage active most recently, and the note.
+
+    Beam runs a batch stage by stage: documents are assembled only once every vector of every
+    document is back, and one long document is one element for most of the run. So progress
+    is also counted inside documents, as the chunk stage emits their windows (`live_*`
+    counters, recorded by ChunkDocuments for this display only): the characters of text
+    chunked so far and the encoder tokens they and the extraction candidates need, against
+    the encoder tokens done. `describe` in launch.progress_display turns these into totals.
+    """
     with _lock:
         c = dict(_counts)
         active = max(_last_active, key=lambda stage: _last_active[stage], default="")
@@ -48,21 +56,23 @@ def snapshot() -> dict:
     def get(stage: str, name: str) -> float:
         return c.get((stage, name), 0)
 
-    # Beam runs a batch stage by stage: documents are assembled only once every vector of
-    # every document is back. The encoder's share of the tokens packed so far says how far the
-    # documents chunked so far have gone through it, in documents and document tokens.
-    packed = get("pack", "tokens")
-    encoded = min(get("encode", "tokens") / packed, 1.0) if packed else 0.0
-    written = get(Stage.ASSEMBLE, "elements_out")
     return {
-        "files": int(get("parse", "elements_in")),
-        "bytes": int(get("parse", "bytes_in")),
-        "documents_read": int(get("parse", "elements_out") + get("parse", "rejected")),
-        "documents_done": int(max(written, (get("chunk", "elements_in") - get("chunk", "rejected")) * encoded)),
-        "documents_written": int(written),
+        "files": int(get(Stage.PARSE, "elements_in")),
+        "bytes": int(get(Stage.PARSE, "bytes_in")),
+        "documents_read": int(get(Stage.PARSE, "elements_out") + get(Stage.PARSE, "rejected")),
+        "chars_read": int(get(Stage.PARSE, "bytes_out")),  # the parsed documents' text, in characters
+        "documents_written": int(get(Stage.ASSEMBLE, "elements_out") + get(Stage.REUSE, "elements_out")),
         "rejected": int(sum(v for (_, name), v in c.items() if name == "rejected")),
-        "tokens_done": int(max(get(Stage.ASSEMBLE, "tokens"), get(Stage.CHUNK, "tokens") * encoded)),
-        "chunked_tokens": int(get("chunk", "tokens")),
+        "tokens_written": int(get(Stage.ASSEMBLE, "tokens") + get(Stage.REUSE, "tokens")),
+        "chunked_tokens": int(get(Stage.CHUNK, "tokens")),  # document tokens of documents fully chunked
+        # Inside documents: text started (its candidates known) and chunked, and the encoder
+        # tokens both need; the document tokens counted so far.
+        "chars_started": int(get(Stage.CHUNK, "live_chars_started")),
+        "chars_chunked": int(get(Stage.CHUNK, "live_chars_chunked")),
+        "chunk_tokens": int(get(Stage.CHUNK, "live_chunk_tokens")),
+        "candidate_tokens": int(get(Stage.CHUNK, "live_candidate_tokens")),
+        "document_tokens": int(get(Stage.CHUNK, "live_document_tokens")),
+        "encoded_tokens": int(get(Stage.ENCODE, "tokens")),
         "stage": active,
         "note": text,
     }

@@ -54,6 +54,11 @@ class StageMeter:
                 self._counters[name].inc(int(value))
         live_counters.record(self.stage, values)
 
+    def live(self, **values: float) -> None:
+        """Counters for the progress display only (live_counters), not Beam metrics: progress
+        inside a document, which the cost report has no use for."""
+        live_counters.record(self.stage, values)
+
     def count(self, name: str, value: int = 1) -> None:
         """A counter named at run time (e.g. skipped_<reason>), beside the fixed COUNTERS."""
         Metrics.counter(self._ns, name).inc(int(value))

@@ -6,8 +6,10 @@ uses all its chips.
 """
 
 import atexit
+import contextlib
 import dataclasses
 import functools
+import hashlib
 import logging
 import os
 import tempfile
@@ -53,6 +55,7 @@ PROFILE_BATCHES = 3
 
 
 _CACHE_HITS = [0]  # JAX's persistent-cache hits in this process (a monitoring event)
+_CACHE_WRITES = [0]  # executables JAX wrote to the persistent cache (its "cache_misses" event)
 
 
 @functools.cache  # once per process: JAX reads the setting at its first compilation
@@ -77,6 +80,8 @@ def use_compile_cache() -> str | None:
     def count(event: str, **_) -> None:
         if event == "/jax/compilation_cache/cache_hits":
             _CACHE_HITS[0] += 1
+        elif event == "/jax/compilation_cache/cache_misses":
+            _CACHE_WRITES[0] += 1
 
     jax.monitoring.register_event_listener(count)
     return where
@@ -217,11 +222,26 @@ class EncoderRuntime:
 
     def compile_shape(self, key: tuple[int, int, int]):
         """The compiled executable for one batch shape, built exactly as `encode` builds it."""
+        return self._compile(self._lower(key))
+
+    def _lower(self, key: tuple[int, int, int]):
         rows, seq, slots = key
         sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
         spec = jax.ShapeDtypeStruct((rows, seq), jnp.int32, sharding=sharding)
         mask = jax.ShapeDtypeStruct((rows, seq), jnp.bool_, sharding=sharding)
-        lowered = self._fns[seq].lower(self.params, spec, spec, spec, mask, slots=slots)
+        return self._fns[seq].lower(self.params, spec, spec, spec, mask, slots=slots)
+
+    def _cache_marker(self, lowered) -> str | None:
+        """docbeam's own note, beside JAX's compile cache, that an executable of this program
+        (the lowered text, JAX's version, the devices) is in the cache: JAX says whether it
+        loaded one only afterwards, the progress display wants to say so while it happens."""
+        if self.compile_cache is None:
+            return None
+        h = hashlib.sha256(lowered.as_text().encode())
+        h.update(f"{jax.__version__} {self.devices[0].device_kind} {len(self.devices)}".encode())
+        return os.path.join(self.compile_cache, "docbeam-shapes", h.hexdigest()[:32])
+
+    def _compile(self, lowered):
         if not self.compile_only:
             return lowered.compile()
         # Compile-only devices cannot load persistent-cache entries (see __init__), and another
@@ -235,12 +255,20 @@ class EncoderRuntime:
         key = (rows := self._rows_on_devices(rows), seq, batch.max_segments)
         with self._lock:  # RunInference shares one runtime between threads: compile each shape once
             if key not in self._executables:
-                live_counters.note(f"compiling the encoder for batches of [{rows}, {seq}]")
                 t0 = time.perf_counter()
-                hits = _CACHE_HITS[0]
-                self._executables[key] = self.compile_shape(key)
+                lowered = self._lower(key)
+                marker = self._cache_marker(lowered)
+                cached = marker is not None and os.path.exists(marker)
+                what = "loading" if cached else "compiling"
+                live_counters.note(f"{what} the encoder for batches of [{rows}, {seq}]")
+                hits, writes = _CACHE_HITS[0], _CACHE_WRITES[0]
+                self._executables[key] = self._compile(lowered)
                 stats.compile_seconds += time.perf_counter() - t0
                 stats.compilations += 1
+                if marker is not None and (_CACHE_HITS[0] > hits or _CACHE_WRITES[0] > writes):
+                    with contextlib.suppress(OSError):  # only the display's wording depends on it
+                        os.makedirs(os.path.dirname(marker), exist_ok=True)
+                        open(marker, "a").close()
                 how = f"loaded from {self.compile_cache}" if _CACHE_HITS[0] > hits else "compiled"
                 log.info("encoder for [%d, %d] %s in %.1fs", rows, seq, how, time.perf_counter() - t0)
                 live_counters.note("")

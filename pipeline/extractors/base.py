@@ -23,6 +23,12 @@ class ExtractorError(ValueError):
 
 class Extractor:
     name: str = ""
+    # The `kind` of its rows in extractions/ (entities: `entity:<type>`, so `entity` is a prefix).
+    row_kind: str = ""
+
+    def owns(self, kind: str) -> bool:
+        """Whether an extractions/ row of this `kind` is one of this extractor's."""
+        return kind == self.row_kind or kind.startswith(self.row_kind + ":")
 
     def candidates(
         self, doc: Document, tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int

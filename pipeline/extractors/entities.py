@@ -13,6 +13,7 @@ from docbeam.pipeline.extractors.patterns import find_entities
 
 class Entities(Extractor):
     name = "entities"
+    row_kind = "entity"
 
     def text_rows(self, doc: Document) -> list[dict]:
         return [row(doc.doc_id, f"entity:{kind}", value, 1.0, s, e) for kind, value, s, e in find_entities(doc.text)]

@@ -76,6 +76,7 @@ REFERENCE_CHARS = 20_000  # more than any window's worth of text: the tokenizer 
 
 class Keyphrases(Extractor):
     name = "keyphrases"
+    row_kind = "keyphrase"
 
     def __init__(
         self,

@@ -50,6 +50,7 @@ def load_labels(path: str | Path | None) -> dict[str, list[str]]:
 
 class Labels(Extractor):
     name = "labels"
+    row_kind = "label"
 
     def __init__(self, labels_file: str | None = None, min_score: float = LABEL_MIN_SCORE, top_k: int = 1):
         if top_k < 1:

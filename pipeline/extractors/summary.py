@@ -19,6 +19,7 @@ MIN_WORDS = 3  # shorter "sentences" (labels, "See below.") do not summarise any
 
 class Summary(Extractor):
     name = "summary"
+    row_kind = "summary"
 
     def __init__(self, top_k: int = 3, max_sentences: int = 512, language: str = DEFAULT_LANGUAGE):
         self.top_k, self.max_sentences, self.language = top_k, max_sentences, language

@@ -137,6 +137,7 @@ class ChunkDocuments(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter(Stage.CHUNK)
+        self.ex_meters = {ex.name: StageMeter(extract_stage(ex.name)) for ex in self.plan.extractors}
         self.settings = self.plan.settings_hash
         self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
         self.frame = self.plan.frame or Frame(self.special)
@@ -149,12 +150,36 @@ class ChunkDocuments(beam.DoFn):
             yield from self._one(doc, chunks)
 
     def _one(self, doc: Document, chunks: DocChunks):
-        n_chunks = 0
+        # The extractors' candidates first: the encoder work they add is then known to the
+        # progress display while the chunks are still coming (they are yielded after them).
+        extra, rows = [], []
+        for ex in self.plan.extractors:
+            with self.meter.timed():
+                extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
+            # Rows read from the text (entities) are the extractor's output, timed and counted
+            # under its own stage: the report's `out` for it is the rows it wrote.
+            with self.ex_meters[ex.name].timed():
+                mine = ex.text_rows(doc)
+            if mine:
+                self.ex_meters[ex.name].add(elements_out=len(mine))
+            rows += mine
+        candidate_tokens = sum(len(seg.ids) for seg in extra)
+        self.meter.live(live_chars_started=len(doc.text), live_candidate_tokens=candidate_tokens)
+        n_chunks, covered, counted = 0, 0, 0
         for group in timed_chunks(self.meter, chunks):
+            # Progress inside the document, recorded before its windows go on to be encoded.
+            self.meter.live(
+                live_chars_chunked=group[-1].end_char - covered,
+                live_chunk_tokens=sum(len(seg.ids) for seg in group),
+                live_document_tokens=chunks.n_tokens - counted,
+            )
+            covered, counted = group[-1].end_char, chunks.n_tokens
             for seg in group:
                 n_chunks += 1
                 yield seg
+        self.meter.live(live_chars_chunked=len(doc.text) - covered, live_document_tokens=chunks.n_tokens - counted)
         if n_chunks == 0:
+            self.meter.live(live_candidate_tokens=-candidate_tokens)  # never encoded
             self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(
                 ERRORS,
@@ -168,11 +193,6 @@ class ChunkDocuments(beam.DoFn):
                 ),
             )
             return
-        with self.meter.timed():
-            extra, rows = [], []
-            for ex in self.plan.extractors:
-                extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
-                rows += ex.text_rows(doc)
         yield from extra
         n_tokens = chunks.n_tokens
         self.meter.add(elements_out=n_chunks + len(extra), tokens=n_tokens)

@@ -24,6 +24,7 @@ def summary(res: RunResult) -> str:
         f"tokens:    {t['document_tokens']:,} document tokens in {c['chunks']:,} chunks; the encoder ran "
         f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
         f"{res.manifest['attention']['used']}",
+        *extraction_lines(c.get("extractions_by_kind", {})),
         f"time:      {res.wall_seconds:.1f}s wall, {t['document_tokens'] / wall:,.0f} document tokens/s, "
         f"{c['ok'] / wall:.1f} docs/s",
         report.summary_line(res.cost),
@@ -31,6 +32,26 @@ def summary(res: RunResult) -> str:
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
     ]
     return "\n".join(lines)
+
+
+def extraction_lines(by_kind: dict[str, int]) -> list[str]:
+    """One line per kind of extraction row written (entities grouped, with their types):
+    `extracted: 88 entity rows (date: 40, url: 48)`."""
+    groups: dict[str, dict[str, int]] = {}
+    for kind, n in by_kind.items():
+        head, _, sub = kind.partition(":")
+        groups.setdefault(head, {})
+        if sub:
+            groups[head][sub] = n
+        else:
+            groups[head][""] = groups[head].get("", 0) + n
+    lines: list[str] = []
+    for head, subs in groups.items():
+        total = sum(subs.values())
+        detail = {k: v for k, v in subs.items() if k}
+        label = "" if lines else "extracted:"
+        lines.append(f"{label:<11}{total:,} {head} rows" + (f" ({_counts(detail)})" if detail else ""))
+    return lines
 
 
 def _counts(by_kind: dict[str, int]) -> str:

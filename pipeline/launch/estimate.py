@@ -15,6 +15,7 @@
 
 import dataclasses
 import json
+import statistics
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from docbeam.model import EncoderConfig, flops_per_token
+from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
 from docbeam.pipeline.core.records import Document, Skipped
@@ -33,7 +35,7 @@ from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import for_glob
-from docbeam.pipeline.io import storage
+from docbeam.pipeline.io import outputs, storage
 from docbeam.pipeline.launch.execute import execute
 from docbeam.pipeline.launch.planner import list_files
 
@@ -71,6 +73,8 @@ class Sample:
     total_docs_estimate: float
     files: int
     bytes_total: int
+    # How many of the sampled documents each file gave, by its name (path order): the basis printed.
+    taken: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -102,6 +106,7 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
     rejected, counted, spent = 0, 0.0, 0
     density: dict[str, list[tuple[int, float]]] = {}  # kind -> [(records, bytes)]
     pending: list[tuple[str, int]] = []
+    taken: dict[str, int] = {}
     with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as sandbox:  # PDF, Word, HTML parse in it
         for path, size, name in files:
             fmt = format_of(path)
@@ -127,6 +132,7 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
                 if len(docs) < n:
                     if isinstance(rec, Document):
                         docs.append(rec)
+                        taken[name] = taken.get(name, 0) + 1
                     else:
                         rejected += 1
                 elif fmt not in STREAMED or spent + holder["f"].read_bytes > count_budget:
@@ -141,7 +147,7 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
         seen = density.get(_kind(path)) or [r for rs in density.values() for r in rs]
         per_byte = sum(r for r, _ in seen) / max(sum(b for _, b in seen), 1)
         counted += size * per_byte
-    return Sample(docs, rejected, counted, len(files), sum(s for _, s, _ in files))
+    return Sample(docs, rejected, counted, len(files), sum(s for _, s, _ in files), taken)
 
 
 def compiled_roofline(options: PipelineOptions, hardware: str) -> float | None:
@@ -206,16 +212,26 @@ def project(
     dtype: str,
     startup_s: float = 300.0,
     roofline: float | None = None,
+    doc_tokens: list[int] | None = None,
+    doc_ids: list[str] | None = None,
 ) -> dict:
+    """Tokens are document tokens throughout (the text's tokens, what a run's summary and cost
+    report count): the same figure with and without --extract. The encoder's work per document
+    token (window overlaps, special tokens, extraction candidates) converts the hardware's
+    encoder rate into document tokens per second. `doc_tokens`: each sampled document's."""
     enc = totals["encode"]
     ok = max(totals.get(Stage.ASSEMBLE, {}).get("elements_out", 0), 1)
-    tokens_per_doc = enc["tokens"] / ok
-    measured = enc["tokens"] / wall_seconds
+    sample_doc_tokens = max(totals.get(Stage.ASSEMBLE, {}).get("tokens", 0), 1)
+    tokens_per_doc = sample_doc_tokens / ok
+    encoder_per_token = enc["tokens"] / sample_doc_tokens
+    measured = enc["tokens"] / wall_seconds  # encoder tokens/s, the unit hardware rates come in
     rates = Rates(PriceTable.load(pricing), hardware)
-    rate, basis = throughput_for(hardware, measured, cfg, min(tokens_per_doc, cfg.max_seq_len), dtype, roofline)
+    context = min(enc["tokens"] / ok, cfg.max_seq_len)
+    rate, basis = throughput_for(hardware, measured, cfg, context, dtype, roofline)
     total_tokens = tokens_per_doc * sample.total_docs_estimate
-    seconds = total_tokens / rate + (0 if hardware == "cpu" else startup_s)
+    seconds = total_tokens * encoder_per_token / rate + (0 if hardware == "cpu" else startup_s)
     usd = seconds / 3600 * rates.usd_per_hour
+    each = sorted(doc_tokens or [])
     return {
         "input": {
             "files": sample.files,
@@ -225,14 +241,27 @@ def project(
         "sample": {
             "documents": ok,
             "rejected": sample.rejected,
-            "tokens_per_document": tokens_per_doc,
-            "tokens_per_second_here": measured,
+            "picked": "first_in_path_order",
+            "files": dict(sample.taken),
+            "doc_ids": list(doc_ids or []),
+            "document_tokens_per_document": tokens_per_doc,
+            "document_tokens_spread": {
+                "min": each[0] if each else 0,
+                "median": statistics.median(each) if each else 0,
+                "p90": each[int(0.9 * (len(each) - 1))] if each else 0,
+                "max": each[-1] if each else 0,
+                "all": each,
+            },
+            "encoder_tokens_per_document_token": encoder_per_token,
+            "document_tokens_per_second_here": measured / encoder_per_token,
             "padding": enc["pad_tokens"] / max(enc["tokens"] + enc["pad_tokens"], 1),
         },
         "projection": {
             "hardware": hardware,
-            "tokens": total_tokens,
-            "tokens_per_second": rate,
+            "documents": round(sample.total_docs_estimate),
+            "document_tokens": total_tokens,
+            "document_tokens_per_second": rate / encoder_per_token,
+            "encoder_tokens_per_second": rate,
             "throughput_basis": basis,
             "hours": seconds / 3600,
             "usd": usd,
@@ -270,20 +299,49 @@ def estimate(
         out = sample_output or str(Path(tmp) / "out")
         sample_plan = dataclasses.replace(plan, inputs=(for_glob(str(src)),), files=None, output=out, reuse=None)
         totals, wall = execute(sample_plan, options)
+        written = outputs.read_table(out, tables.DOCUMENTS, ["doc_id", "n_tokens"])
     storage.reset_retry_count()
     roofline = compiled_roofline(options, hardware)
-    return project(sample, totals, wall, hardware, pricing, plan.config, plan.encoder.dtype, roofline=roofline)
+    by_id = dict(zip(written.column("doc_id").to_pylist(), written.column("n_tokens").to_pylist())) if written else {}
+    ids = [d.doc_id for d in sample.docs if d.doc_id in by_id]  # the sample's order, its rejections left out
+    return project(
+        sample,
+        totals,
+        wall,
+        hardware,
+        pricing,
+        plan.config,
+        plan.encoder.dtype,
+        roofline=roofline,
+        doc_tokens=[by_id[i] for i in ids],
+        doc_ids=ids,
+    )
 
 
 def render(e: dict) -> str:
+    """The projection and its basis: which documents were sampled and how, the spread of their
+    tokens, and what a token is here (document tokens; the encoder's own, labelled as such)."""
     i, s, p = e["input"], e["sample"], e["projection"]
+    spread, ids = s["document_tokens_spread"], s["doc_ids"]
+    files = ", ".join(f"{name}: {n:,}" for name, n in s["files"].items())
+    which = f"{ids[0]} ... {ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "-")
     return "\n".join(
         [
             f"input:      {i['files']:,} files, {i['bytes'] / 2**20:,.1f} MiB, "
             f"~{i['documents_estimated']:,} documents (estimated)",
-            f"sample:     {s['documents']:,} documents, {s['tokens_per_document']:,.0f} tokens each, "
-            f"{s['tokens_per_second_here']:,.0f} tokens/s here, padding {s['padding']:.1%}",
-            f"projection: {p['tokens']:,.0f} tokens on {p['hardware']} at {p['tokens_per_second']:,.0f} tokens/s",
+            f"sample:     the first {s['documents']:,} documents in path order (files sorted by path, records in "
+            f"file order; not a random draw), from {len(s['files']):,} of {i['files']:,} files ({files}); "
+            f"doc_ids {which}" + (f"; {s['rejected']:,} rejected record(s) skipped" if s["rejected"] else ""),
+            f"            document tokens per document: mean {s['document_tokens_per_document']:,.0f}, "
+            f"median {spread['median']:,.0f}, min {spread['min']:,}, p90 {spread['p90']:,}, max {spread['max']:,}",
+            "            tokens here are document tokens (the text's tokens, as a run's summary counts them); the "
+            f"encoder runs {s['encoder_tokens_per_document_token']:.2f} encoder tokens per document token "
+            "(window overlaps, special tokens, extraction candidates)",
+            f"            measured here: {s['document_tokens_per_second_here']:,.0f} document tokens/s end to end, "
+            f"padding {s['padding']:.1%}",
+            f"projection: {p['document_tokens']:,.0f} document tokens on {p['hardware']} at "
+            f"{p['document_tokens_per_second']:,.0f} document tokens/s ({p['encoder_tokens_per_second']:,.0f} "
+            "encoder tokens/s)",
             f"            throughput: {p['throughput_basis']}",
             f"            {p['hours'] * 3600:,.0f} s = {p['hours']:,.3f} h"
             + (f" (incl. {p['startup_seconds'] / 60:.0f} min start-up)" if p["startup_seconds"] else "")

@@ -239,7 +239,9 @@ def run_waves(
     for i, wave in enumerate(todo, 1):
         if pressed.is_set():
             raise KeyboardInterrupt
-        log.info("wave %d/%d (%s): %d input(s)", i, len(todo), wave.key, len(wave.inputs))
+        # A wave of globs (no listing) reads every input file; a listed wave, its own files.
+        n_files = plan.input_files if listing is None else len(wave.inputs)
+        log.info("wave %d/%d (%s): %d file(s)", i, len(todo), wave.key, n_files)
         # A wave of listed files reads exactly those paths: never matched again as globs,
         # where a name like "a[1].jsonl" would match nothing and be lost.
         files = None if listing is None else [(f, *listing[f]) for f in wave.inputs]
@@ -331,7 +333,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     parse = totals.get(Stage.PARSE, {})
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
     chunks = outputs.read_table(plan.output, tables.CHUNKS, ["doc_id"])
-    extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["doc_id"])
+    extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["kind"])
     cost = report.build(
         totals,
         wall_seconds=wall,
@@ -354,6 +356,9 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
         devices=[str(dv) for dv in jax.local_devices()] if launch.local else [],
         chunk_rows=chunks.num_rows if chunks is not None else 0,
         extraction_rows=extr.num_rows if extr is not None else 0,
+        extractions_by_kind=manifest.extraction_kinds(
+            extr.column("kind").to_pylist() if extr is not None else [], plan.extractors
+        ),
     )
     man["cost"] = {
         "usd": cost["totals"]["cost_usd"],

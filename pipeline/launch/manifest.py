@@ -91,6 +91,7 @@ def build(
     devices: list[str],
     chunk_rows: int,
     extraction_rows: int,
+    extractions_by_kind: dict[str, int] | None = None,
 ) -> dict:
     match = stage_totals.get("match", {})
     parse = stage_totals.get("parse", {})
@@ -107,6 +108,7 @@ def build(
             "rejected": check["rejected"],
             "chunks": chunk_rows,
             "extractions": extraction_rows,
+            "extractions_by_kind": extractions_by_kind or {},
             "rejected_by_error": check["rejected_by_error"],
             "rejected_examples": check["examples"],
             # input records that are no documents by design (WARC requests, images, redirects)
@@ -138,6 +140,16 @@ def build(
         "options": options,
         "wall_seconds": round(wall_seconds, 3),
     }
+
+
+def extraction_kinds(kinds: list[str], extractors: list) -> dict[str, int]:
+    """Rows of extractions/ per `kind` (`entity:date`, `keyphrase`, ...), and 0 for an extractor
+    that was asked for and wrote none (so the summary can say so)."""
+    counts = Counter(kinds)
+    for ex in extractors:
+        if not any(ex.owns(k) for k in counts):
+            counts[ex.row_kind] = 0
+    return dict(sorted(counts.items()))
 
 
 def ner_record(ner) -> dict:

@@ -190,12 +190,43 @@ def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
 def test_estimate_counts_documents_and_labels_assumptions(capsys):
     est = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="l4")
     assert est["input"]["documents_estimated"] == 71
-    assert est["sample"]["documents"] == 20 and est["sample"]["tokens_per_document"] > 50
+    assert est["sample"]["documents"] == 20 and est["sample"]["document_tokens_per_document"] > 50
     p = est["projection"]
     assert p["throughput_basis"].startswith("ASSUMED") and "assumed prices" in p["price_basis"]
     assert p["usd"] == pytest.approx(p["hours"] * p["usd_per_hour"])
     here = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="cpu")
     assert here["projection"]["throughput_basis"].startswith("measured here")
+
+
+@pytest.mark.slow
+def test_estimate_states_its_basis_in_document_tokens(tmp_path):
+    """`docbeam estimate` says which documents it sampled and how they were picked, the spread
+    of their tokens, and what a token is: document tokens, with or without --extract (the
+    encoder's extra work with extractions is its own, labelled figure)."""
+    import statistics
+
+    from docbeam.pipeline.launch.estimate import render
+
+    files = [SAMPLES / "articles.jsonl", SAMPLES / "guide.md", SAMPLES / "notes.txt"]
+    plain = _estimate([str(f) for f in files], [], sample_size=12, hardware="l4")
+    extracting = _estimate([str(f) for f in files], ["--extract", "keyphrases"], sample_size=12, hardware="l4")
+    s, sx = plain["sample"], extracting["sample"]
+    assert s["doc_ids"] == sx["doc_ids"] and len(s["doc_ids"]) == s["documents"] == 12
+    assert s["files"] == {"articles.jsonl": 12}
+    assert s["document_tokens_per_document"] == sx["document_tokens_per_document"]  # one meaning
+    assert sx["encoder_tokens_per_document_token"] > 1.5 * s["encoder_tokens_per_document_token"] > 1.5
+    spread = s["document_tokens_spread"]
+    assert spread["min"] <= spread["median"] <= spread["max"] and spread["median"] == statistics.median(spread["all"])
+    assert s["document_tokens_per_document"] == pytest.approx(statistics.mean(spread["all"]))
+    p = plain["projection"]
+    assert p["document_tokens"] == pytest.approx(s["document_tokens_per_document"] * p["documents"])
+    text = render(extracting)
+    assert "the first 12 documents in path order" in text and "articles.jsonl: 12" in text
+    assert f"{s['doc_ids'][0]} ... {s['doc_ids'][-1]}" in text  # which documents: the first and last ids
+    assert f"median {spread['median']:,.0f}" in text and f"max {spread['max']:,}" in text
+    assert "tokens each" not in text and " tokens/s" not in text.replace("document tokens/s", "").replace(
+        "encoder tokens/s", ""
+    )  # every token figure says which tokens it counts
 
 
 @pytest.mark.slow
@@ -211,7 +242,9 @@ def test_a_tpu_estimate_uses_the_compiled_roofline(tmp_path):
     p = est["projection"]
     assert p["throughput_basis"].startswith("COMPILED ROOFLINE x ASSUMED EFFICIENCY"), p["throughput_basis"]
     bound = float(p["throughput_basis"].split(": ")[1].split(" tokens/s")[0].replace(",", ""))
-    assert p["tokens_per_second"] == pytest.approx(bound * catalogue().assumed_roofline_efficiency * 4, rel=1e-3)
+    assert p["encoder_tokens_per_second"] == pytest.approx(
+        bound * catalogue().assumed_roofline_efficiency * 4, rel=1e-3
+    )
 
 
 @pytest.mark.slow

@@ -61,15 +61,19 @@ CACHE_PROBE = """
 import logging
 logging.basicConfig(level=logging.INFO)
 import jax, numpy as np
+from docbeam.pipeline.cost import live_counters
 from docbeam.pipeline.encode.packing import PackSpec
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from tests.encode.test_encoder_runtime import _batches
 hits = []
 jax.monitoring.register_event_listener(lambda e, **kw: hits.append(e) if e.endswith("cache_hits") else None)
+notes, note = [], live_counters.note  # what the progress display says while each shape is prepared
+live_counters.note = lambda text: (notes.append(text) if text else None, note(text))
 spec = PackSpec(rows=4, seq_len=128)
 rt = EncoderRuntime(EncoderSettings(None, None, "auto", "float32", spec))
 vectors, _, _ = rt.encode(_batches(spec, 6))
 np.save("vectors.npy", vectors[0])
+print("notes:", "|".join(notes))
 print(rt.stats.compilations, len(hits))
 """
 
@@ -83,7 +87,8 @@ def test_compiled_executables_are_reused_across_processes(tmp_path):
         )
         assert done.returncode == 0, done.stderr[-2000:]
         compilations, hits = map(int, done.stdout.split()[-2:])
-        return compilations, hits, done.stderr
+        notes = next(line for line in done.stdout.splitlines() if line.startswith("notes:"))
+        return compilations, hits, done.stderr + notes
 
     cache = tmp_path / "xla"
     first, second = probe(str(cache), "first"), probe(str(cache), "second")
@@ -93,6 +98,9 @@ def test_compiled_executables_are_reused_across_processes(tmp_path):
     assert second[0] == first[0] and second[1] >= first[0]
     assert first[2].count("] compiled in") == first[0] and "loaded from" not in first[2]
     assert second[2].count(f"loaded from {cache} in") == first[0] and "] compiled in" not in second[2]
+    # The progress display says which while it happens: compiling the first time, loading after.
+    assert first[2].count("compiling the encoder for") == first[0] and "loading the encoder" not in first[2]
+    assert second[2].count("loading the encoder for") == first[0] and "compiling the encoder" not in second[2]
     assert np.array_equal(np.load(tmp_path / "first/vectors.npy"), np.load(tmp_path / "second/vectors.npy"))
     assert probe("off", "off")[1] == 0 and not (tmp_path / "off" / "off").exists()
     _, hits, stderr = probe("/proc/docbeam-cache", "unusable")  # not writable: one warning, no cache

@@ -178,3 +178,39 @@ def test_labels_top_one_above_the_floor_and_accurate_on_held_out(rows):
     accuracy = sum(got[d["id"]] == d["label"] for d in labelled) / len(labelled)
     # measured 0.692 with the default labels (python -m tests.benchmarks.extraction_quality)
     assert accuracy >= 0.6, {d["id"]: (got[d["id"]], d["label"]) for d in labelled if got[d["id"]] != d["label"]}
+
+
+def test_report_and_summary_count_the_rows_of_each_kind(extracted):
+    """The cost report's `out` of each extraction stage is the rows it wrote (entities read
+    from the text included), and the console summary names the rows of each kind."""
+    from collections import Counter
+
+    from docbeam.pipeline.cost import report
+    from docbeam.pipeline.launch.console import summary
+
+    out, res = extracted
+    kinds = Counter(table(out, "extractions", ["kind"]).column("kind").to_pylist())
+    owned = {"keyphrases": "keyphrase", "summary": "summary", "labels": "label", "entities": "entity"}
+    per_stage = {r["stage"]: r for r in res.cost["stages"]}
+    markdown = report.render_markdown(res.cost)
+    text = summary(res)
+    for name, kind in owned.items():
+        n = sum(v for k, v in kinds.items() if k == kind or k.startswith(kind + ":"))
+        assert n > 0
+        assert per_stage[f"extract_{name}"]["elements_out"] == n, name
+        assert f"| extract_{name} | {res.manifest['counts']['ok']:,} documents | {n:,} rows |" in markdown
+        assert f"{n:,} {kind} rows" in text
+    assert res.manifest["counts"]["extractions_by_kind"] == dict(sorted(kinds.items()))
+    entity_line = next(line for line in text.splitlines() if " entity rows" in line)
+    assert f"date: {kinds['entity:date']}" in entity_line and f"email: {kinds['entity:email']}" in entity_line
+
+
+def test_summary_says_when_an_extractor_wrote_nothing():
+    from docbeam.pipeline.extractors.entities import Entities
+    from docbeam.pipeline.extractors.labels import Labels
+    from docbeam.pipeline.launch.console import extraction_lines
+    from docbeam.pipeline.launch.manifest import extraction_kinds
+
+    counts = extraction_kinds(["entity:url", "entity:url", "entity:date"], [Entities(), Labels()])
+    assert counts == {"entity:date": 1, "entity:url": 2, "label": 0}
+    assert extraction_lines(counts) == ["extracted: 3 entity rows (date: 1, url: 2)", "           0 label rows"]

@@ -1,0 +1,139 @@
+"""The progress display: what it says from real counter updates (the stage meters a job's
+DoFns use, fed into live_counters), and the lines a real run logs."""
+
+import logging
+import re
+
+import pytest
+
+from docbeam.pipeline.core.stages import Stage
+from docbeam.pipeline.cost import live_counters
+from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.launch import job
+from docbeam.pipeline.launch.progress_display import Progress
+from tests.helpers import run_job
+
+CHARS = 600_000  # one long document, as in the report: one file of ~600 KB
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters():
+    live_counters.reset()
+    yield
+    live_counters.reset()
+
+
+def _read_one_file(size: int = CHARS) -> None:
+    StageMeter(Stage.PARSE).add(elements_in=1, bytes_in=size, elements_out=1, bytes_out=size)
+
+
+def _chunk(chars: int, tokens: int, candidate_tokens: int = 0, start: bool = False) -> None:
+    """What ChunkDocuments records for a group of windows of the long document."""
+    meter = StageMeter(Stage.CHUNK)
+    if start:
+        meter.add(elements_in=1, bytes_in=CHARS)
+        meter.live(live_chars_started=CHARS, live_candidate_tokens=candidate_tokens)
+    meter.live(live_chars_chunked=chars, live_chunk_tokens=tokens, live_document_tokens=int(tokens * 0.9))
+
+
+def _encode(tokens: int) -> None:
+    StageMeter(Stage.ENCODE).add(elements_in=32, elements_out=32, tokens=tokens)
+
+
+def test_one_long_document_shows_progress_inside_it_and_an_eta():
+    p = Progress(files=1, size=CHARS)
+    first = p.update(live_counters.snapshot(), 0.5)
+    assert first["documents"] == "0 of ? documents written" and "≥" not in str(first) and first["eta"] == "?"
+    _read_one_file()
+    _chunk(60_000, 15_000, start=True)  # a tenth of the text chunked: 150,000 encoder tokens in all
+    assert p.update(live_counters.snapshot(), 5)["documents"] == "0 of 1 documents written"
+    seen = []
+    for t in range(10, 60, 10):
+        _encode(15_000)
+        _chunk(60_000, 15_000)
+        seen.append(p.update(live_counters.snapshot(), t))
+    d = seen[-1]
+    assert d["fraction"] == pytest.approx(0.5) and d["documents"] == "0 of 1 documents written"
+    assert "50% of the work done" in d["tokens"] and "of ~135,000 document tokens" in d["tokens"]
+    # 15,000 encoder tokens per 10 s since the first batch; 75,000 to go: 50 s.
+    assert d["eta_seconds"] == pytest.approx(50)
+    assert [s["fraction"] for s in seen] == sorted(s["fraction"] for s in seen) and seen[0]["fraction"] > 0
+
+
+def test_the_eta_covers_extraction_candidates():
+    """A document's candidates are known as its chunking starts: they are encoder work the
+    ETA counts, before any of them reaches the encoder."""
+    plain, extracting = Progress(files=1, size=CHARS), Progress(files=1, size=CHARS)
+    _read_one_file()
+    _chunk(60_000, 15_000, start=True)
+    _encode(10)
+    plain.update(live_counters.snapshot(), 10)
+    _encode(14_990)
+    without = plain.update(live_counters.snapshot(), 20)
+    live_counters.reset()
+    _read_one_file()
+    _chunk(60_000, 15_000, candidate_tokens=150_000, start=True)  # keyphrase candidates: as much again
+    _encode(10)
+    extracting.update(live_counters.snapshot(), 10)
+    _encode(14_990)
+    with_candidates = extracting.update(live_counters.snapshot(), 20)
+    assert with_candidates["fraction"] == pytest.approx(without["fraction"] / 2)
+    assert with_candidates["eta_seconds"] > 2 * without["eta_seconds"]
+
+
+def test_counts_never_go_backwards_while_the_estimates_move():
+    p = Progress(files=1, size=CHARS)
+    _read_one_file()
+    _chunk(60_000, 15_000, start=True)
+    _encode(15_000)
+    before = p.update(live_counters.snapshot(), 10)
+    # The next windows are denser (code, tables): the estimate of the whole grows.
+    _chunk(60_000, 60_000)
+    after = p.update(live_counters.snapshot(), 20)
+    assert after["fraction"] >= before["fraction"] and after["document_tokens_done"] >= before["document_tokens_done"]
+
+
+def test_totals_before_every_file_is_read_are_estimates():
+    p = Progress(files=12, size=1_200)
+    StageMeter(Stage.PARSE).add(elements_in=3, bytes_in=300, elements_out=30, bytes_out=300)
+    d = p.update(live_counters.snapshot(), 1)
+    assert d["documents"] == "0 of ~120 documents written" and d["files"] == "3/12 files"
+
+
+def test_the_end_is_all_written_and_done():
+    p = Progress(files=1, size=CHARS)
+    _read_one_file()
+    _chunk(CHARS, 150_000, start=True)
+    _encode(150_000)
+    assert p.update(live_counters.snapshot(), 60)["fraction"] < 1  # encoded, not yet written
+    StageMeter(Stage.ASSEMBLE).add(elements_in=1, elements_out=1, tokens=135_000)
+    d = p.update(live_counters.snapshot(), 61)
+    assert d["documents"] == "1 of 1 documents written" and d["fraction"] == 1 and d["eta"] == "0:00:00"
+    assert "100% of the work done (135,000 document tokens)" in d["tokens"]
+
+
+@pytest.mark.slow
+def test_a_real_run_logs_sane_first_and_last_lines(tmp_path, caplog, monkeypatch):
+    """A folder of three files, one of them long: the log counts files, progress moves inside
+    the long document before it is written, and nothing goes backwards."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    sentence = "The pipeline reads every document, cuts it into windows and encodes them in batches. "
+    (folder / "long.txt").write_text(sentence * 300)  # ~5,000 tokens: several batches of 4 rows
+    (folder / "a.txt").write_text("A short note about progress bars.")
+    (folder / "b.md").write_text("# Title\n\nAnother short text.")
+    monkeypatch.setattr(job, "PROGRESS_SECONDS", 0.5)
+    caplog.set_level(logging.INFO, logger="docbeam")
+    run_job(folder, tmp_path / "out", "--batch-rows", "4")
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("progress: ")]
+    assert any(re.search(r"wave 1/1 \(\w+\): 3 file\(s\)", r.getMessage()) for r in caplog.records)
+    assert "≥" not in lines[0] and ("0 of ? documents" in lines[0] or "0 of 3 documents" in lines[0])
+    assert (
+        lines[-1].startswith("progress: 3 of 3 documents written, 100% of the work done") and "ETA 0:00:00" in lines[-1]
+    )
+    written = [int(re.search(r"progress: (\d+) of", line)[1]) for line in lines]
+    done = [int(re.search(r"(\d+)% of the work", line)[1]) for line in lines]
+    assert written == sorted(written) and done == sorted(done)
+    # Inside the long document: part of the work done while no document is written yet.
+    assert any(0 < d < 100 and w == 0 for w, d in zip(written, done)), lines
+    assert any(re.search(r"ETA \d:\d\d:\d\d", line) for line, w in zip(lines, written) if w == 0), lines
