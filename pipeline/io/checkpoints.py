@@ -68,7 +68,30 @@ def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path
         return default_checkpoint_dir()
     if is_gcs(path):
         return localize_checkpoint(path, expected_sha256=expected_sha256)
-    return hub.resolve(path).path if hub.is_hub_id(path) else Path(path)
+    if hub.is_installed_default(path):  # the default's hub id: the installed package, no hub
+        from docbeam.model.checkpoint import default_checkpoint_dir
+
+        return default_checkpoint_dir()
+    if hub.is_hub_id(path):
+        return hub.resolve(path).path
+    if not Path(path).is_dir():
+        raise CheckpointError(
+            f"{path}: not a directory (need config.json, model.safetensors, tokenizer.json){hub.path_hint(path)}"
+        )
+    return Path(path)
+
+
+def installed_default_record(weights_sha256: str) -> dict:
+    """How a run names the installed default model: its package, version and each file's
+    sha256 (what it is; a hub commit it cannot know offline would not be)."""
+    from importlib import metadata
+
+    from docbeam.model.checkpoint import DEFAULT_PACKAGE, default_checkpoint_dir
+
+    root = default_checkpoint_dir()
+    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    files = {n: weights_sha256 if n == WEIGHTS_FILE else sha256_of(root / n) for n in names if wanted(n)}
+    return {"package": DEFAULT_PACKAGE, "version": metadata.version(DEFAULT_PACKAGE), "files_sha256": files}
 
 
 def stage_checkpoint(local: Path, prefix: str, sha256: str) -> str:
