@@ -40,8 +40,20 @@ REQUIRED_CHECKPOINT_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
 
 
 def wanted(name: str) -> bool:
-    """A file a checkpoint needs (the same patterns for gs:// and the hub)."""
-    return any(fnmatch.fnmatch(name, p) for p in hub.CHECKPOINT_PATTERNS)
+    """A file a checkpoint needs (the same patterns for gs:// and the hub), matched one path
+    segment at a time: fnmatch's `*` also matches `/`, so `*_Pooling/config.json` alone would
+    take `../../x/1_Pooling/config.json`."""
+    parts = name.split("/")
+    return any(
+        len(parts) == len(p.split("/")) and all(map(fnmatch.fnmatchcase, parts, p.split("/")))
+        for p in hub.CHECKPOINT_PATTERNS
+    )
+
+
+def leaves_folder(name: str) -> bool:
+    """An object name (below the checkpoint's prefix) that, joined to a local folder, would not
+    name a file inside it: absolute, or with an empty, `.` or `..` segment."""
+    return name.startswith("/") or any(part in ("", ".", "..") for part in name.split("/"))
 
 
 # Weights in these formats are pickles: loading them can run arbitrary code.
@@ -175,6 +187,11 @@ def _localize_gcs(url: str, cache_root: Path, expected: str | None) -> Path:
         return {b.name[len(prefix) :]: b for b in blobs}
 
     blobs = retrying("list", _list)
+    # A name that would be written outside the cache entry refuses the whole checkpoint: whoever
+    # could upload it could upload other files too.
+    for name in sorted(blobs):
+        if leaves_folder(name):
+            raise CheckpointError(f"checkpoint {url!r}: object {name!r} leaves the checkpoint folder; refusing it")
     _check_layout(url, set(blobs))
     listing = {n: {"generation": blobs[n].generation, "size": blobs[n].size} for n in sorted(blobs) if wanted(n)}
     key = hashlib.sha256(json.dumps([url, listing], sort_keys=True).encode()).hexdigest()[:24]
@@ -208,6 +225,8 @@ def _download_checkpoint(bucket: str, prefix: str, url: str, listing: dict, entr
     try:
         for name, meta in listing.items():
             target = tmp / name
+            if leaves_folder(name) or not target.resolve().is_relative_to(tmp.resolve()):  # checked above too
+                raise CheckpointError(f"checkpoint {url!r}: object {name!r} leaves the checkpoint folder; refusing it")
             target.parent.mkdir(parents=True, exist_ok=True)
             # Pin the generation that the cache key names, so a concurrent upload to the
             # same path cannot mix two versions into one entry.
