@@ -19,5 +19,10 @@ KERNELS: dict[str, str] = {
 }
 
 
+# name -> (the module an optional extra provides, that extra): a kernel whose module is missing
+# says how to install it instead of an import error.
+EXTRAS: dict[str, tuple[str, str]] = {"tokamax": ("tokamax", "tokamax")}
+
+
 def names() -> list[str]:
     return list(KERNELS)

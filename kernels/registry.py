@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 
 from docbeam.kernels import compat
-from docbeam.kernels.catalog import KERNELS
+from docbeam.kernels.catalog import EXTRAS, KERNELS
 from docbeam.kernels.spec import (
     Availability,
     KernelSpec,
@@ -72,6 +72,9 @@ def availability(
     try:
         spec = load(name)
     except ImportError as exc:  # an upstream API moved or an extra is not installed
+        module, extra = EXTRAS.get(name, (None, None))
+        if module and exc.name == module:
+            return Availability(Status.NOT_IMPORTABLE, f"not installed (optional extra): pip install -e '.[{extra}]'")
         return Availability(Status.NOT_IMPORTABLE, f"cannot import: {exc}")
     return spec.availability(platform, shape, dtype, window)
 

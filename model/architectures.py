@@ -1,9 +1,10 @@
 """config.json's model_type -> the module that reads, loads and runs that architecture.
 
-Each module (bert, xlm_roberta, modernbert) exports MODEL_TYPES, PREFIXES (what task
-heads prepend to the encoder's tensor names), config_fields(raw, where),
-params_from_tensors(tensors, cfg) and encode(params, cfg, tokens, segment_ids,
-positions, *, attend), over the same pytree conventions and the same kernel contract.
+Each module (bert, xlm_roberta, modernbert) exports SUMMARY (its line in `docbeam models`),
+MODEL_TYPES, PREFIXES (what task heads prepend to the encoder's tensor names),
+config_fields(raw, where), params_from_tensors(tensors, cfg) and encode(params, cfg, tokens,
+segment_ids, positions, *, attend), over the same pytree conventions and the same kernel
+contract.
 """
 
 from types import ModuleType

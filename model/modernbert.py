@@ -20,6 +20,11 @@ from docbeam.model.config import EncoderConfig
 from docbeam.model.errors import CheckpointError
 from docbeam.model.layers import activation, dense, layer_norm, rope
 
+# One line for `docbeam models` (the docstring above is for readers of this code).
+SUMMARY = (
+    "ModernBERT: rotary positions, pre-norm layers without biases, GeGLU, global layers alternating with a "
+    "sliding local window"
+)
 MODEL_TYPES = ("modernbert",)
 PREFIXES = ("model.",)  # ModernBertForX checkpoints
 

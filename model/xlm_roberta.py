@@ -8,6 +8,8 @@
 
 from docbeam.model import bert
 
+# One line for `docbeam models` (the docstring above is for readers of this code).
+SUMMARY = "XLM-RoBERTa and RoBERTa: BERT's layers; positions counted after the padding index, <s> ... </s> tokens"
 MODEL_TYPES = ("xlm-roberta", "roberta")
 PREFIXES = ("roberta.",)  # XLMRobertaForX / RobertaForX checkpoints
 

@@ -230,8 +230,8 @@ def cmd_kernels(argv: list[str]) -> int:
     print(f"platform: {platform}; shape [batch, seq, heads, head_dim] = {list(shape)}, {args.dtype}{window}\n")
     for r in kernels.report(platform, shape, args.dtype, args.window):
         mark = "yes" if r["available"] else "no "
-        print(f"  {r['name']:<10} {mark}  {r['summary']}")
-        if r["note"]:
+        print(f"  {r['name']:<10} {mark}  {r['summary'] or r['note']}")
+        if r["note"] and r["summary"]:  # no summary: the note (why, how to install) took its place
             print(f"  {'':<10}      {r['note']}")
     auto = kernels.get("auto", platform=platform, shape=shape, dtype=args.dtype, window=args.window)
     print(f"\nauto -> {auto.reason}")
@@ -283,9 +283,8 @@ def cmd_models(argv: list[str]) -> int:
     from docbeam.model import ARCHITECTURES, POOLING_MODES
 
     print("architectures (config.json model_type):")
-    for name, module in ARCHITECTURES.items():
-        first_paragraph = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
-        print(f"  {name:<12} {first_paragraph}")
+    for module in dict.fromkeys(ARCHITECTURES.values()):  # one line per module, all its model_types
+        print(f"  {', '.join(module.MODEL_TYPES):<21} {module.SUMMARY}")
     print(f"\npooling modes (sentence-transformers Pooling; several concatenate): {', '.join(POOLING_MODES)}")
     print("then any Dense layers (tanh, identity, relu, gelu, sigmoid) and Normalize, as modules.json lists them;")
     print("prompts from config_sentence_transformers.json (documents: document/passage/corpus; --prompt-name)")

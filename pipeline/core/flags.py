@@ -11,7 +11,7 @@ Beam re-serialises options to workers by their underscore dest names.
 import argparse
 
 from docbeam.kernels import catalog
-from docbeam.pipeline.core import exit_status
+from docbeam.pipeline.core import exit_status, languages
 from docbeam.pipeline.core.choices import (
     DTYPES,
     EXTRACTORS,
@@ -265,8 +265,10 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "language",
         default="en",
         metavar="CODE",
-        help="language whose sentence rules chunking, summaries and keyphrases use (sentencex, ~300 languages; "
-        "default en, which also splits CJK punctuation)",
+        type=_checked(languages.check),
+        help="language of the sentence rules (chunking, summaries, keyphrases), stop words and date patterns: "
+        f"{', '.join(languages.supported())}, or auto (for now the same rules as the default); default en, "
+        "which also splits CJK punctuation",
     )
     _flag(parser, "id-field", default="id", help="JSONL/Parquet field (CSV/TSV column) holding the document id")
     _flag(parser, "text-field", default="text", help="JSONL/Parquet field (CSV/TSV column) holding the text")

@@ -40,8 +40,20 @@ REQUIRED_CHECKPOINT_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
 
 
 def wanted(name: str) -> bool:
-    """A file a checkpoint needs (the same patterns for gs:// and the hub)."""
-    return any(fnmatch.fnmatch(name, p) for p in hub.CHECKPOINT_PATTERNS)
+    """A file a checkpoint needs (the same patterns for gs:// and the hub), matched one path
+    segment at a time: fnmatch's `*` also matches `/`, so `*_Pooling/config.json` alone would
+    take `../../x/1_Pooling/config.json`."""
+    parts = name.split("/")
+    return any(
+        len(parts) == len(p.split("/")) and all(map(fnmatch.fnmatchcase, parts, p.split("/")))
+        for p in hub.CHECKPOINT_PATTERNS
+    )
+
+
+def leaves_folder(name: str) -> bool:
+    """An object name (below the checkpoint's prefix) that, joined to a local folder, would not
+    name a file inside it: absolute, or with an empty, `.` or `..` segment."""
+    return name.startswith("/") or any(part in ("", ".", "..") for part in name.split("/"))
 
 
 # Weights in these formats are pickles: loading them can run arbitrary code.
@@ -68,7 +80,30 @@ def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path
         return default_checkpoint_dir()
     if is_gcs(path):
         return localize_checkpoint(path, expected_sha256=expected_sha256)
-    return hub.resolve(path).path if hub.is_hub_id(path) else Path(path)
+    if hub.is_installed_default(path):  # the default's hub id: the installed package, no hub
+        from docbeam.model.checkpoint import default_checkpoint_dir
+
+        return default_checkpoint_dir()
+    if hub.is_hub_id(path):
+        return hub.resolve(path).path
+    if not Path(path).is_dir():
+        raise CheckpointError(
+            f"{path}: not a directory (need config.json, model.safetensors, tokenizer.json){hub.path_hint(path)}"
+        )
+    return Path(path)
+
+
+def installed_default_record(weights_sha256: str) -> dict:
+    """How a run names the installed default model: its package, version and each file's
+    sha256 (what it is; a hub commit it cannot know offline would not be)."""
+    from importlib import metadata
+
+    from docbeam.model.checkpoint import DEFAULT_PACKAGE, default_checkpoint_dir
+
+    root = default_checkpoint_dir()
+    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    files = {n: weights_sha256 if n == WEIGHTS_FILE else sha256_of(root / n) for n in names if wanted(n)}
+    return {"package": DEFAULT_PACKAGE, "version": metadata.version(DEFAULT_PACKAGE), "files_sha256": files}
 
 
 def stage_checkpoint(local: Path, prefix: str, sha256: str) -> str:
@@ -152,6 +187,11 @@ def _localize_gcs(url: str, cache_root: Path, expected: str | None) -> Path:
         return {b.name[len(prefix) :]: b for b in blobs}
 
     blobs = retrying("list", _list)
+    # A name that would be written outside the cache entry refuses the whole checkpoint: whoever
+    # could upload it could upload other files too.
+    for name in sorted(blobs):
+        if leaves_folder(name):
+            raise CheckpointError(f"checkpoint {url!r}: object {name!r} leaves the checkpoint folder; refusing it")
     _check_layout(url, set(blobs))
     listing = {n: {"generation": blobs[n].generation, "size": blobs[n].size} for n in sorted(blobs) if wanted(n)}
     key = hashlib.sha256(json.dumps([url, listing], sort_keys=True).encode()).hexdigest()[:24]
@@ -185,6 +225,8 @@ def _download_checkpoint(bucket: str, prefix: str, url: str, listing: dict, entr
     try:
         for name, meta in listing.items():
             target = tmp / name
+            if leaves_folder(name) or not target.resolve().is_relative_to(tmp.resolve()):  # checked above too
+                raise CheckpointError(f"checkpoint {url!r}: object {name!r} leaves the checkpoint folder; refusing it")
             target.parent.mkdir(parents=True, exist_ok=True)
             # Pin the generation that the cache key names, so a concurrent upload to the
             # same path cannot mix two versions into one entry.

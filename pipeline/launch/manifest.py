@@ -122,6 +122,7 @@ def build(
             "name": plan.model_name,
             "path": plan.encoder.model or "(default)",
             "weights_sha256": plan.weights_sha256,
+            **({"source": plan.model_source} if plan.model_source else {}),
             "dim": plan.config.embedding_dim,
             "architecture": plan.config.arch,
             "pooling": list(plan.config.head.pooling),

@@ -32,7 +32,7 @@ from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
 from docbeam.pipeline.io import hub, outputs, storage
-from docbeam.pipeline.io.checkpoints import checkpoint_dir, stage_checkpoint
+from docbeam.pipeline.io.checkpoints import checkpoint_dir, installed_default_record, stage_checkpoint
 from docbeam.pipeline.launch.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
@@ -220,12 +220,15 @@ class ResolvedModel:
     path: str | None  # what workers load: a folder, a gs:// prefix or a hub snapshot (None: the default)
     name: str  # as the manifest and the tables name it (the hub id for a hub model)
     checkpoint: Checkpoint
+    source: dict  # JobPlan.model_source
 
 
 def resolve_model(d: DocbeamOptions) -> ResolvedModel:
     """--model (a hub id resolved once, here: workers get this snapshot or its staged copy,
     never the hub) checked against --model-sha256."""
     path, hub_ckpt = d.model, None
+    if path and hub.is_installed_default(path):
+        path = None  # the installed default package answers to its hub id: no hub, no commit
     try:
         if path and hub.is_hub_id(path):
             hub_ckpt = hub.resolve(path)
@@ -237,7 +240,11 @@ def resolve_model(d: DocbeamOptions) -> ResolvedModel:
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"
         )
-    return ResolvedModel(path, hub_ckpt.name if hub_ckpt else (d.model or ckpt.name), ckpt)
+    if hub_ckpt:
+        source = {"hub": hub_ckpt.repo_id, "revision": hub_ckpt.revision}
+    else:
+        source = installed_default_record(ckpt.weights_sha256) if path is None else {}
+    return ResolvedModel(path, hub_ckpt.name if hub_ckpt else (d.model or ckpt.name), ckpt, source)
 
 
 def resolve_windowing(d: DocbeamOptions, ckpt: Checkpoint) -> tuple[Frame, Windowing]:
@@ -338,6 +345,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         encoder=EncoderSettings(model.path, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
         dtype_reason=dtype_reason,
         model_name=model.name,
+        model_source=model.source,
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
         model_path=model.path,

@@ -3,20 +3,26 @@ lays it out (models--ORG--NAME/blobs, refs/main, snapshots/<commit>/ -> ../../bl
 staged to GCS for remote workers (the emulator)."""
 
 import hashlib
+import http.server
 import os
+import subprocess
+import sys
+import threading
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from docbeam.model.checkpoint import sha256_of
+from docbeam.model.checkpoint import DEFAULT_MODEL_NAME, DEFAULT_PACKAGE, default_checkpoint_dir, sha256_of
 from docbeam.model.errors import CheckpointError
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import checkpoints, hub
 from docbeam.pipeline.launch.planner import make_plan, stage_for_workers
-from tests.helpers import SAMPLES
+from tests.helpers import SAMPLES, child_env
 from tests.model.tiny import write_tiny_bert
 
+DOCBEAM = str(Path(sys.executable).parent / "docbeam")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -105,3 +111,74 @@ def test_staged_for_remote_workers_once_and_pinned(hub_cache, gcs_emulator, tmp_
     assert sha256_of(local / "model.safetensors") == plan.weights_sha256
     again = stage_for_workers(make_plan(options, needs_output=False), options)  # already there: no upload
     assert again.model_path == plan.model_path
+
+
+# --- what the user sees when a hub model cannot be had (real CLI, real HTTP, no network) -----
+
+
+class _NotFound(http.server.BaseHTTPRequestHandler):
+    """A hub endpoint that knows no model: 404 with the hub's RepoNotFound error code."""
+
+    def do_GET(self):
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Error-Code", "RepoNotFound")
+        self.end_headers()
+        self.wfile.write(b'{"error": "Repository not found"}')
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def hub_that_knows_nothing():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def docbeam_run(tmp_path, model: str, **env: str) -> subprocess.CompletedProcess:
+    argv = [DOCBEAM, "run", "--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path / "out"), "--model", model]
+    env = child_env(**{"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0", "JAX_PLATFORMS": "cpu", **env})
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_an_unreachable_hub_is_told_from_a_missing_model(tmp_path, hub_that_knows_nothing):
+    unreachable = docbeam_run(tmp_path, "BAAI/bge-small-en-v1.5", HF_ENDPOINT="http://127.0.0.1:9")
+    assert unreachable.returncode == 2 and len(unreachable.stderr.strip().splitlines()) == 1, unreachable.stderr
+    assert "cannot reach the Hugging Face hub (http://127.0.0.1:9) (ConnectError" in unreachable.stderr
+    assert "`hf download BAAI/bge-small-en-v1.5`" in unreachable.stderr
+
+    missing = docbeam_run(tmp_path, "acme/no-such-model", HF_ENDPOINT=hub_that_knows_nothing)
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+    assert f"acme/no-such-model: no such model on the Hugging Face hub ({hub_that_knows_nothing})" in missing.stderr
+
+
+def test_a_bare_model_name_gets_the_org_name_hint(tmp_path):
+    out = docbeam_run(tmp_path, "all-MiniLM-L6-v2", HF_HUB_OFFLINE="1")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "all-MiniLM-L6-v2: not a directory" in out.stderr
+    assert "a Hugging Face hub model is named ORG/NAME[@REVISION] (did you mean " + DEFAULT_MODEL_NAME in out.stderr
+    other = docbeam_run(tmp_path, "my-model", HF_HUB_OFFLINE="1")
+    assert "named ORG/NAME[@REVISION]" in other.stderr and "did you mean" not in other.stderr
+
+
+def test_the_default_hub_id_is_the_installed_package_offline(hub_cache):
+    """`docbeam models` prints the default's hub id: offline, with the package installed, it
+    is the default, recorded as the package (version, file hashes), never a hub commit."""
+    argv = ["--input", str(SAMPLES / "notes.txt"), "--model", DEFAULT_MODEL_NAME]
+    plan = make_plan(PipelineOptions(argv), needs_output=False)  # hub_cache: offline, and no copy in the cache
+    default = make_plan(PipelineOptions(argv[:2]), needs_output=False)
+    assert plan.model_path is None and plan.model_name == DEFAULT_MODEL_NAME and "@" not in plan.model_name
+    assert plan.settings["checkpoint"] == default.settings["checkpoint"]  # the same run as no --model at all
+    source = plan.model_source
+    assert source["package"] == DEFAULT_PACKAGE and source["version"] == metadata.version(DEFAULT_PACKAGE)
+    assert source["files_sha256"]["model.safetensors"] == plan.weights_sha256
+    assert source["files_sha256"]["tokenizer.json"] == sha256_of(default_checkpoint_dir() / "tokenizer.json")
+    assert "revision" not in source and source == default.model_source
+    # a revision is a hub commit: that still goes to the hub (here: offline, not cached)
+    with pytest.raises(UsageError, match="not in the Hugging Face cache"):
+        make_plan(PipelineOptions([*argv[:3], f"{DEFAULT_MODEL_NAME}@main"]), needs_output=False)

@@ -16,6 +16,7 @@ import pytest
 from google.api_core import exceptions as api_exceptions
 from safetensors.numpy import save_file
 
+from docbeam.model.errors import CheckpointError
 from docbeam.pipeline.io import checkpoints, storage
 from tests.support.faulty_proxy import FaultyProxy
 from tests.support.gcs_emulator import GcsEmulator
@@ -443,3 +444,35 @@ def test_beam_finalisation_through_faults(gcs_emulator: GcsEmulator, faulty_gcs:
     batch = faulty_gcs.requests(r"^POST /batch/")
     assert any(r.outcome not in ("200", "slow") for r in batch), batch
     _check_outputs(gcs_emulator, bucket, expected)
+
+
+def test_wanted_patterns_match_one_path_segment_each() -> None:
+    """fnmatch's `*` crosses `/`: `*_Pooling/config.json` matched `../../x/1_Pooling/config.json`."""
+    assert checkpoints.wanted("1_Pooling/config.json") and checkpoints.wanted("2_Dense/model.safetensors")
+    for name in ("../../x/1_Pooling/config.json", "a/1_Pooling/config.json", "x/config.json", "../model.safetensors"):
+        assert not checkpoints.wanted(name), name
+
+
+def test_object_names_that_leave_the_checkpoint_folder_are_told() -> None:
+    # The emulator cannot store `..` names (its uploads fail), so these are checked here alone;
+    # the test below runs the same check through a real download from the emulator.
+    for name in ("../../x/1_Pooling/config.json", "../model.safetensors", "a/../../b", "/abs/config.json", "a//b", "."):
+        assert checkpoints.leaves_folder(name), name
+    for name in ("config.json", "1_Pooling/config.json", "..1_Pooling/config.json", "2_Dense/model.safetensors"):
+        assert not checkpoints.leaves_folder(name), name
+
+
+def test_an_object_name_that_leaves_the_cache_folder_is_refused(
+    gcs_emulator: GcsEmulator, fake_checkpoint: Path, tmp_path: Path
+) -> None:
+    """`<prefix>//<absolute path>`: the name below the prefix starts with `/`, and `tmp / name`
+    was that absolute path (before the fix this test wrote to tmp_path/outside)."""
+    url = _upload_checkpoint(gcs_emulator, fake_checkpoint)
+    evil = f"{tmp_path}/outside/1_Pooling/config.json"
+    gcs_emulator.upload_bytes(f"{url}/{evil}", b'{"pooling_mode_cls_token": 1}')
+    assert f"{url}/{evil}" in gcs_emulator.list(url)  # the store really holds that name
+    cache = tmp_path / "cache"
+    with pytest.raises(CheckpointError, match=re.escape(f"object {evil!r} leaves the checkpoint folder")):
+        checkpoints.localize_checkpoint(url, cache_dir=cache)
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert all(p.startswith("cache/") and p.endswith(".lock") for p in written), written
