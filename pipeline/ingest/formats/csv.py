@@ -69,7 +69,7 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
     csv.field_size_limit(cfg.max_doc_bytes)  # a longer field is a csv.Error for its row, never held whole
     rows = _rows(_Lines(text, cfg.max_doc_bytes), "\t" if fmt == "tsv" else ",", cfg.max_doc_bytes)
     _, header = next(rows, (0, None))
-    if header is None or isinstance(header, csv.Error) or cfg.text_field not in header:
+    if header is None or isinstance(header, _Bad) or cfg.text_field not in header:
         yield _bad_header(path, header, source, cfg)
         return
     # Each row is handed on once the next one has been read: when the stream breaks off,
