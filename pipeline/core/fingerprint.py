@@ -6,7 +6,7 @@ stride, language, the chunking version, and every extractor setting (a label fil
 content). Two runs agree on a document's fingerprint exactly when they would compute the
 same outputs for it, so `--reuse` copies those outputs instead of encoding it again.
 
-The settings fall in two parts (README, "Fingerprints"): what the vectors depend on (every
+The settings fall in two parts (README, "Incremental runs"): what the vectors depend on (every
 setting but the extractions') and what the extractions depend on (EXTRACTION_SETTINGS, on
 top of the vectors' settings). A change of the second part alone keeps the vectors.
 """

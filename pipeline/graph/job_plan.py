@@ -22,7 +22,7 @@ class Reuse:
     extractions: list[str]
     same_settings: bool  # every setting equal: documents, chunks and extractions are copied
     budget_sample: bool = False  # the --budget-usd sample of this very run, not an earlier run
-    # Only the extractors differ, and only text-only ones (README, "Fingerprints"): the vectors
+    # Only the extractors differ, and only text-only ones (README, "Incremental runs"): the vectors
     # are copied, the previous documents matched by `previous_hash` (their fingerprints' settings).
     previous_hash: str | None = None
     copy_kinds: tuple[str, ...] | None = None  # extractors whose previous rows are copied (None: all)

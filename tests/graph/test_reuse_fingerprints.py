@@ -1,4 +1,4 @@
-"""The two fingerprints (README, "Fingerprints"): what the vectors depend on and what the
+"""The two fingerprints (README, "Incremental runs"): what the vectors depend on and what the
 extractions depend on. `--reuse` with only text-only extractors changed copies the vectors and
 runs just those extractors; `--resume` refuses a run made with other settings; what the log
 says, the manifest records and the cost report prices agree."""
