@@ -48,7 +48,9 @@ def changed(previous: dict, current: dict) -> list[str]:
     previous, current = _as_stored(previous), _as_stored(current)
     for key in sorted(set(previous) | set(current)):
         a, b = previous.get(key), current.get(key)
-        if a != b:
+        if a != b and key.startswith("extractors.") and None in (a, b):
+            out.append(f"{key} ({'added' if a is None else 'dropped'})")
+        elif a != b:
             out.append(f"{key} ({a} -> {b})" if len(str(a)) + len(str(b)) < 80 else key)
     return out
 
