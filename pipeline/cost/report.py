@@ -125,8 +125,7 @@ def build(
             "document_tokens_reused": reused_tokens,
             "documents_encoded": documents - reused_docs,
             "document_tokens_encoded": encoded_tokens,
-            # What encoding the reused documents would have cost at this run's price per encoded token.
-            "saved_usd_estimate": total / encoded_tokens * reused_tokens if encoded_tokens else None,
+            **_saving(rows, encoded_tokens, reused_tokens, rates),
         },
         "compile": {"compilations": int(encode.get("compilations", 0)), "seconds": encode.get("compile_us", 0) / 1e6},
         "memory": {
@@ -221,15 +220,35 @@ def render_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _saving(rows: list[dict], encoded_tokens: int, reused_tokens: int, rates: Rates) -> dict:
+    """What encoding the reused documents would have cost, priced at the encode stage's own
+    seconds (its device waits and host work, compilation excluded) per document token it
+    encoded in this run: not the whole run's cost per token, which start-up and the stages a
+    reused document still passes through dominate in a small run."""
+    encode = next((r for r in rows if r["stage"] == Stage.ENCODE), None)
+    seconds = max(encode["wall_s"] - encode["compile_s"], 0.0) if encode else 0.0
+    if not encoded_tokens or not seconds:
+        return {"encode_usd_per_1m_document_tokens": None, "saved_usd_estimate": None}
+    per_token = seconds * rates.usd_per_hour / 3600 / encoded_tokens
+    return {"encode_usd_per_1m_document_tokens": per_token * 1e6, "saved_usd_estimate": per_token * reused_tokens}
+
+
 def _reuse_lines(report: dict) -> list[str]:
     r = report.get("reuse") or {}
     if not r.get("documents_reused"):
         return []
+    if r["saved_usd_estimate"] is None:
+        saved = "No document was encoded in this run, so there is no encode cost to price the saving at."
+    else:
+        saved = (
+            f"Saved about {money(r['saved_usd_estimate'])}: the reused tokens at the encode stage's own cost in "
+            f"this run ({money(r['encode_usd_per_1m_document_tokens'])} per 1M document tokens encoded, from its "
+            "device and host seconds, compilation excluded)."
+        )
     return [
         f"Reused from the previous run (`--reuse`): {r['documents_reused']:,} documents, "
         f"{r['document_tokens_reused']:,} tokens, copied, not encoded; encoded: {r['documents_encoded']:,} "
-        f"documents, {r['document_tokens_encoded']:,} tokens. Saved about {money(r['saved_usd_estimate'])} "
-        "(the reused tokens at this run's cost per encoded token).",
+        f"documents, {r['document_tokens_encoded']:,} tokens. {saved}",
         "",
     ]
 

@@ -20,8 +20,17 @@ class Reuse:
     documents: list[str]
     chunks: list[str]
     extractions: list[str]
-    same_settings: bool
+    same_settings: bool  # every setting equal: documents, chunks and extractions are copied
     budget_sample: bool = False  # the --budget-usd sample of this very run, not an earlier run
+    # Only the extractors differ, and only text-only ones (README, "Incremental runs"): the vectors
+    # are copied, the previous documents matched by `previous_hash` (their fingerprints' settings).
+    previous_hash: str | None = None
+    copy_kinds: tuple[str, ...] | None = None  # extractors whose previous rows are copied (None: all)
+    run_kinds: tuple[str, ...] = ()  # text-only extractors run on the reused documents
+
+    @property
+    def reuses_vectors(self) -> bool:
+        return self.same_settings or self.previous_hash is not None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ Two Beam joins, both CoGroupByKey on doc_id, so they scale with the corpus:
     reused documents + previous documents/chunks/extractions rows
         -> Copy: the previous vectors and extractions; source, metadata and text from the new input
 
-The encoder never sees a reused document. Documents gone from the input are found by the
+The encoder never sees a reused document. When only text-only extractors differ from the
+previous run's (`Reuse.run_kinds`), Copy copies the vectors and the unchanged extractors' rows,
+and runs those extractors on the text. Documents gone from the input are found by the
 launcher after the run (previous ids minus this run's), across all waves.
 """
 
@@ -32,7 +34,10 @@ class Decide(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter(Stage.REUSE)
-        self.settings = self.plan.settings_hash
+        reuse = self.plan.reuse
+        # The previous documents' fingerprints hash the previous run's settings: this run's when
+        # they are the same, else (only text-only extractors differ) the previous run's own.
+        self.settings = None if not reuse.reuses_vectors else (reuse.previous_hash or self.plan.settings_hash)
 
     def process(self, item):
         doc_id, grouped = item
@@ -50,7 +55,7 @@ class Decide(beam.DoFn):
             yield beam.pvalue.TaggedOutput(tables.ERRORS, rej)
         previous = list(grouped["previous"])
         self.meter.add(elements_in=1)
-        if previous and previous[0] == fingerprint.document(self.settings, kept.text):
+        if self.settings and previous and previous[0] == fingerprint.document(self.settings, kept.text):
             yield beam.pvalue.TaggedOutput(Stage.REUSE, (doc_id, kept))
         else:
             yield kept
@@ -64,6 +69,10 @@ class Copy(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter(Stage.REUSE)
+        self.settings = self.plan.settings_hash
+        reuse = self.plan.reuse
+        self.copy_kinds = None if reuse.copy_kinds is None else set(reuse.copy_kinds)
+        self.run = [ex for ex in self.plan.extractors if ex.name in reuse.run_kinds]
 
     def process(self, item):
         doc_id, grouped = item
@@ -80,6 +89,8 @@ class Copy(beam.DoFn):
             "metadata": _metadata(doc),
             "text": text,
             "format": prov.format if prov else old.get("format"),
+            # This run's settings: a later --reuse of this run compares against them.
+            "fingerprint": fingerprint.document(self.settings, doc.text),
         }
         self.meter.add(elements_out=1, tokens=old["n_tokens"])
         yield row
@@ -94,7 +105,17 @@ class Copy(beam.DoFn):
                 },
             )
         for e in grouped[tables.EXTRACTIONS]:
-            yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
+            if self.copy_kinds is None or extractor_of(e["kind"]) in self.copy_kinds:
+                yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
+        for ex in self.run:  # text-only extractors added or changed since the previous run
+            for e in ex.text_rows(doc):
+                yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
+
+
+def extractor_of(kind: str) -> str:
+    """The extractor that writes extraction rows of this kind ('entity:date' -> 'entities')."""
+    prefix = kind.split(":")[0]
+    return {"keyphrase": "keyphrases", "label": "labels", "entity": "entities"}.get(prefix, prefix)
 
 
 def _metadata(doc: Document) -> str | None:

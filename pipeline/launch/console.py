@@ -25,8 +25,7 @@ def summary(res: RunResult) -> str:
         f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
         f"{res.manifest['attention']['used']}",
         *extraction_lines(c.get("extractions_by_kind", {})),
-        f"time:      {res.wall_seconds:.1f}s wall, {t['document_tokens'] / wall:,.0f} document tokens/s, "
-        f"{c['ok'] / wall:.1f} docs/s",
+        *_reuse(res, wall),
         report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
@@ -52,6 +51,25 @@ def extraction_lines(by_kind: dict[str, int]) -> list[str]:
         label = "" if lines else "extracted:"
         lines.append(f"{label:<11}{total:,} {head} rows" + (f" ({_counts(detail)})" if detail else ""))
     return lines
+
+
+def _reuse(res: RunResult, wall: float) -> list[str]:
+    """The time line; after --reuse, what was reused and what encoded, and the rate of what was
+    encoded (the reused tokens cost no encoder time: counting them would inflate it)."""
+    t, c, r = res.cost["totals"], res.manifest["counts"], res.cost.get("reuse") or {}
+    if "reuse" not in res.manifest:
+        return [
+            f"time:      {res.wall_seconds:.1f}s wall, {t['document_tokens'] / wall:,.0f} document tokens/s, "
+            f"{c['ok'] / wall:.1f} docs/s"
+        ]
+    saved = r.get("saved_usd_estimate")
+    return [
+        f"reuse:     {r['documents_reused']:,} documents reused ({r['document_tokens_reused']:,} tokens copied), "
+        f"{r['documents_encoded']:,} encoded ({r['document_tokens_encoded']:,} tokens)"
+        + (f"; saved about {report.money(saved)} of encoding" if saved is not None else ""),
+        f"time:      {res.wall_seconds:.1f}s wall, {r['document_tokens_encoded'] / wall:,.0f} encoded document "
+        f"tokens/s, {c['ok'] / wall:.1f} docs/s (reused included)",
+    ]
 
 
 def _counts(by_kind: dict[str, int]) -> str:

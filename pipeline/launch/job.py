@@ -172,6 +172,7 @@ def open_output(launch: Launch) -> WavesDone:
         prepare_output(output, launch.flags.overwrite)
         return WavesDone()
     records = waves.committed(output)
+    waves.check_settings(output, records, launch.plan.settings)  # before anything is deleted
     stale = waves.remove_uncommitted(output, records)
     log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
     return WavesDone(tuple(records))
@@ -254,7 +255,7 @@ def run_waves(
         waves.record_job(plan.output, launch.argv, wave, [f for f, *_ in files] if files else None)
         totals, wall = execute(wave_plan, launch.options, handler)
         inputs_done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
-        done = done.plus(waves.commit(plan.output, wave, inputs_done, totals, wall))
+        done = done.plus(waves.commit(plan.output, wave, inputs_done, totals, wall, plan.settings))
         if budget and i < len(todo) and budget.spent(done.wall) > budget.usd:
             raise BudgetSpent(
                 f"stopped after wave {i} of {len(todo)}: {report.money(budget.spent(done.wall))} spent, over "
@@ -301,15 +302,17 @@ def check_budget(launch: Launch) -> JobPlan:
 
 def _reuse_record(plan: JobPlan, reuse: Reuse, totals: dict) -> dict:
     """What --reuse did: reused and encoded documents and tokens, and the removed documents,
-    whose ids go to removed/doc_ids.txt."""
+    whose ids go to removed/doc_ids.jsonl."""
     removed = [] if reuse.budget_sample else manifest.removed_since(reuse.output, plan.output)
     if not reuse.budget_sample:
-        storage.write_text(tables.join(plan.output, tables.REMOVED, "doc_ids.txt"), "".join(f"{i}\n" for i in removed))
+        manifest.write_removed(plan.output, removed)
     reused, encoded = totals.get(Stage.REUSE, {}), totals.get(Stage.ASSEMBLE, {})
     return {
         "from": reuse.output,
         "budget_sample": reuse.budget_sample,
         "same_settings": reuse.same_settings,
+        "vectors_reused": reuse.reuses_vectors,
+        "extractors_run_on_reused": list(reuse.run_kinds),
         "documents_reused": int(reused.get("elements_out", 0)),
         "tokens_reused": int(reused.get("tokens", 0)),
         "documents_encoded": int(encoded.get("elements_out", 0)),

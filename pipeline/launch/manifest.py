@@ -2,6 +2,7 @@
 documents/ or errors/, and no doc_id appears twice in documents/."""
 
 import datetime as dt
+import json
 import platform
 import sys
 from collections import Counter
@@ -9,7 +10,7 @@ from importlib import metadata
 
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.flags import rejection_limit
-from docbeam.pipeline.io import outputs
+from docbeam.pipeline.io import outputs, storage
 
 
 def versions() -> dict:
@@ -165,6 +166,23 @@ def ner_record(ner) -> dict:
         "max_seq_len": ner.windowing.max_seq_len,
         "dtype": ner.encoder.dtype,
     }
+
+
+REMOVED_IDS = "doc_ids.jsonl"
+
+
+def write_removed(output: str, doc_ids: list[str]) -> None:
+    """removed/doc_ids.jsonl: one JSON object a line, {"doc_id": ...}, so an id holding a
+    newline (or any character) stays one line."""
+    # ASCII JSON: every control, line-separator or lone-surrogate character is escaped.
+    lines = "".join(json.dumps({"doc_id": i}) + "\n" for i in doc_ids)
+    storage.write_text(tables.join(output, tables.REMOVED, REMOVED_IDS), lines)
+
+
+def read_removed(output: str) -> list[str]:
+    """The doc_ids removed/doc_ids.jsonl lists."""
+    text = storage.read_text(tables.join(output, tables.REMOVED, REMOVED_IDS))
+    return [json.loads(line)["doc_id"] for line in text.split("\n") if line]
 
 
 def removed_since(previous: str, output: str) -> list[str]:

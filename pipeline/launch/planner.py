@@ -122,22 +122,52 @@ def _by_content(settings: dict) -> dict:
     return out
 
 
-def _previous_run(previous: str, output: str | None, settings: dict) -> Reuse:
-    """The run `--reuse` names, its tables listed, and whether its settings are this run's."""
+def _text_only(ex: extractors.Extractor) -> bool:
+    """An extractor that reads the text alone (no encoder segments, no vectors): it can run on a
+    document whose vectors are copied."""
+    base = extractors.Extractor
+    return all(getattr(type(ex), m) is getattr(base, m) for m in ("candidates", "shared_segments", "extract"))
+
+
+def _previous_run(previous: str, output: str | None, settings: dict, exs: list) -> Reuse:
+    """The run `--reuse` names, its tables listed, and what of it this run can copy: everything
+    (the same settings), the vectors alone (only text-only extractors differ) or nothing."""
     if output and previous.rstrip("/") == output.rstrip("/"):
         raise UsageError("--reuse and --output name the same folder; write the new run somewhere else")
     path = tables.join(previous, tables.MANIFEST)
     if not storage.exists(path):
         raise UsageError(f"--reuse {previous}: no {tables.MANIFEST} there (not a finished docbeam run)")
     before = json.loads(storage.read_text(path)).get("settings", {})
-    changed = fingerprint.changed(before.get("values", {}), settings)
-    if changed:
-        log.warning("--reuse %s: settings changed (%s): every document is encoded again", previous, "; ".join(changed))
+    values = before.get("values", {})
+    vectors, extractions = fingerprint.changed_parts(values, settings)
 
     def files(table: str) -> list[str]:
         return outputs.files(previous, table, tables.SUFFIX[table])
 
-    return Reuse(previous, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), not changed)
+    found = (previous, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS))
+    if not vectors and not extractions:
+        return Reuse(*found, True)
+    rerun = fingerprint.extractor_kinds_changed(values, settings)
+    need_encoder = [ex.name for ex in exs if ex.name in rerun and not _text_only(ex)]
+    need_encoder += ["--ner-model"] if any(c.startswith("ner") for c in extractions) else []
+    if vectors or need_encoder:
+        why = f"; {', '.join(need_encoder)} need(s) the encoder" if not vectors else ""
+        log.warning(
+            "--reuse %s: settings changed (%s)%s: every document is encoded again",
+            previous,
+            "; ".join(vectors or extractions),
+            why,
+        )
+        return Reuse(*found, False)
+    log.info(
+        "--reuse %s: extractor settings changed (%s): vectors reused; extractors run on reused documents: %s",
+        previous,
+        "; ".join(extractions),
+        ", ".join(rerun) or "none",
+    )
+    kept = tuple(k for k in (settings.get("extractors") or {}) if k not in rerun)
+    previous_hash = before.get("hash") or fingerprint.settings_hash(values)
+    return Reuse(*found, False, previous_hash=previous_hash, copy_kinds=kept, run_kinds=tuple(rerun))
 
 
 def _platform(options: PipelineOptions, hardware: str | None) -> str:
@@ -352,7 +382,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         extractors=exs,
         no_store_text=d.no_store_text,
         settings=outputs_depend_on,
-        reuse=_previous_run(d.reuse, d.output, outputs_depend_on) if d.reuse else None,
+        reuse=_previous_run(d.reuse, d.output, outputs_depend_on, exs) if d.reuse else None,
         input_files=len(listing),
         input_bytes=sum(size for size, _ in listing.values()),
         prompt_name=prompt,

@@ -9,13 +9,15 @@ On --resume, the files of committed waves are skipped, and every output file no 
 wave owns (the remains of the wave that was killed) is deleted first: nothing duplicated.
 doc_ids stay unique across waves: each wave joins its documents against the doc_ids
 already committed, and a repeat is rejected as a duplicate (the earlier wave keeps it).
+Each record holds the run's settings: --resume with other settings is refused (check_settings).
 """
 
 import hashlib
 import json
 from dataclasses import dataclass
 
-from docbeam.pipeline.core import tables
+from docbeam.pipeline.core import fingerprint, tables
+from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import storage
 
 
@@ -35,10 +37,13 @@ def committed(output: str) -> list[dict]:
     return [json.loads(storage.read_text(p)) for p in storage.list_prefix(prefix) if p.endswith(".json")]
 
 
-def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float) -> dict:
+def commit(output: str, wave: Wave, files: list[str], totals: dict, wall: float, settings: dict | None = None) -> dict:
     """Write the wave's record, which commits it; returns the record."""
     record = {"key": wave.key, "inputs": wave.inputs, "files": files, "totals": totals, "wall_seconds": wall}
-    storage.write_text(tables.join(output, tables.PROGRESS, f"{wave.key}.json"), json.dumps(record, indent=1))
+    if settings is not None:  # what the wave's outputs depend on: --resume checks it
+        record["settings"] = settings
+    text = json.dumps(record, indent=1, default=str)
+    storage.write_text(tables.join(output, tables.PROGRESS, f"{wave.key}.json"), text)
     return record
 
 
@@ -46,6 +51,24 @@ def record_job(output: str, argv: list[str], wave: Wave, files: list[str] | None
     """Written by the launcher before each wave's job starts (`files`: None for a glob wave)."""
     record = {"argv": argv, "wave": wave.key, "inputs": wave.inputs, "files": files}
     storage.write_text(tables.join(output, tables.JOB_RECORD), json.dumps(record, indent=1))
+
+
+def check_settings(output: str, records: list[dict], settings: dict) -> None:
+    """--resume continues a run only with the settings its committed waves were made with
+    (both fingerprints: the vectors' and the extractions'), else outputs of two settings would
+    mix. Records from before they held settings fall back to a finished run's manifest."""
+    stored = [r["settings"] for r in records if "settings" in r]
+    path = tables.join(output, tables.MANIFEST)
+    if records and not stored and storage.exists(path):
+        stored = [json.loads(storage.read_text(path)).get("settings", {}).get("values")]
+    for before in filter(None, stored):
+        vectors, extractions = fingerprint.changed_parts(before, settings)
+        if vectors or extractions:
+            raise UsageError(
+                f"--resume {output}: its committed waves were made with other settings "
+                f"({'; '.join(vectors + extractions)}); give that run's flags, or a new --output "
+                f"(with --reuse {output} to copy what still holds)"
+            )
 
 
 def owned_by(path: str, keys: set[str]) -> bool:

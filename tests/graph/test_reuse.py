@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from docbeam.pipeline.io import outputs
+from docbeam.pipeline.launch import manifest
 from tests.corpus import build_corpus
 from tests.helpers import REPO, run_job, write_jsonl
 from tests.reference import cosine
@@ -91,7 +92,7 @@ def test_the_encoder_sees_only_new_and_changed_documents(runs):
 
 def test_removed_documents_are_listed_and_the_report_counts_the_savings(runs):
     root, changes, *_ = runs
-    assert set((root / "again" / "removed" / "doc_ids.txt").read_text().split()) == changes["deleted"]
+    assert set(manifest.read_removed(str(root / "again"))) == changes["deleted"]
     report = json.loads((root / "again" / "_cost" / "report.json").read_text())
     assert report["reuse"]["documents_reused"] == 54 and report["reuse"]["saved_usd_estimate"] > 0
     assert "Reused from the previous run" in (root / "again" / "_cost" / "report.md").read_text()
@@ -125,7 +126,7 @@ def test_a_run_interrupted_during_reuse_resumes_to_the_same_outputs(runs, tmp_pa
     res = run_job(root / "v2" / "*.jsonl", out, "--reuse", str(root / "first"), "--wave-files", "1", "--resume")
     assert res.manifest["accounting"]["holds"]
     assert rows(out, "documents").keys() == rows(root / "fresh", "documents").keys()
-    assert set((out / "removed" / "doc_ids.txt").read_text().split()) == runs[1]["deleted"]
+    assert set(manifest.read_removed(str(out))) == runs[1]["deleted"]
 
 
 def test_reuse_through_gcs(gcs_emulator, runs):
@@ -136,5 +137,4 @@ def test_reuse_through_gcs(gcs_emulator, runs):
     run_job(f"gs://{bucket}/v1/*.jsonl", f"gs://{bucket}/first")
     res = run_job(f"gs://{bucket}/v2/*.jsonl", f"gs://{bucket}/again", "--reuse", f"gs://{bucket}/first")
     assert res.manifest["reuse"]["documents_reused"] == 54 and res.manifest["accounting"]["holds"]
-    removed = gcs_emulator.client().bucket(bucket).blob("again/removed/doc_ids.txt").download_as_text()
-    assert set(removed.split()) == changes["deleted"]
+    assert set(manifest.read_removed(f"gs://{bucket}/again")) == changes["deleted"]
