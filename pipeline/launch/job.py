@@ -250,7 +250,15 @@ def run_waves(
             committed_documents=waves.document_files(plan.output, list(done.records)),
         )
         waves.record_job(plan.output, launch.argv, wave, [f for f, *_ in files] if files else None)
-        totals, wall = execute(wave_plan, launch.options, handler)
+        try:
+            totals, wall = execute(wave_plan, launch.options, handler)
+        except Exception:
+            # The in-process runner runs DoFns on this thread: Ctrl-C raises KeyboardInterrupt
+            # inside one, and Beam re-raises it as `RuntimeError: KeyboardInterrupt [while
+            # running 'Encode/...']`. After Ctrl-C any failure of the job is the interruption.
+            if pressed.is_set():
+                raise KeyboardInterrupt from None
+            raise
         inputs_done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
         done = done.plus(waves.commit(plan.output, wave, inputs_done, totals, wall))
         if budget and i < len(todo) and budget.spent(done.wall) > budget.usd:
