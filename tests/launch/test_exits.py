@@ -102,3 +102,104 @@ def test_ctrl_c_while_encoding_is_one_line_and_exit_130_promptly(tmp_path, targe
     assert re.fullmatch(rf"docbeam run: interrupted: {expected}.* \({re.escape(str(out))}\)", last), err
     assert [line for line in err.splitlines() if "interrupted" in line] == [last], err
     assert took < INTERRUPT_BOUND_S, f"{took:.1f}s from the signal to the exit"
+
+
+def _before_beam(tmp_path: Path, *args: str) -> tuple[str, str]:
+    """`docbeam run ARGS` in a child Python: (its exit status and whether Beam and JAX were
+    imported, its stderr)."""
+    code = (
+        "import sys; from docbeam.pipeline.cli import main; rc = main(sys.argv[1:]); "
+        "print(rc, 'apache_beam' in sys.modules, 'jax' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, "run", *args], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip(), out.stderr
+
+
+def _user_folder(folder: Path) -> dict[Path, bytes]:
+    """A folder of someone's own files, in folders whose names a docbeam run also uses."""
+    files = {
+        folder / "documents" / "thesis" / "chapter1.md": b"# my thesis\n",
+        folder / "errors" / "notes.txt": b"things that went wrong\n",
+        folder / "_cost" / "budget.csv": b"rent,900\n",
+        folder / "keep.txt": b"not in a run folder\n",
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return files
+
+
+def test_an_output_docbeam_cannot_use_is_one_line_and_exit_2_before_beam_loads(tmp_path):
+    (tmp_path / "a-file.txt").write_text("x")
+    old_run = tmp_path / "old-run"  # a run from before the run marker: known by its manifest
+    (old_run / "documents").mkdir(parents=True)
+    (old_run / "documents" / "w0123456789-00000-of-00001.parquet").write_bytes(b"PAR1")
+    (old_run / "_manifest.json").write_text('{"counts": {}, "accounting": {}}')
+    _user_folder(tmp_path / "mine")
+    notes = str(SAMPLES / "notes.txt")
+    cases = [
+        ([notes], tmp_path / "a-file.txt" / "out", f"a-file.txt/out: {tmp_path}/a-file.txt is a file, not a folder"),
+        ([notes], tmp_path / "a-file.txt", "is a file, not a folder"),
+        ([notes], old_run, "already holds a run's outputs (2 files); pass --overwrite"),
+        ([notes], tmp_path / "mine", "--output: " + str(tmp_path / "mine") + " is not a docbeam run"),
+        ([str(tmp_path / "none-*.jsonl")], tmp_path / "o", f"--input matches no files: {tmp_path}/none-*.jsonl"),
+        ([str(tmp_path / "empty")], tmp_path / "o", "--input matches no files"),
+    ]
+    (tmp_path / "empty").mkdir()
+    if Path("/proc/self").exists():
+        cases.append(([notes], Path("/proc/x"), "--output /proc/x: cannot write in /proc"))
+    for inputs, output, message in cases:
+        status, err = _before_beam(tmp_path, "--input", *inputs, "--output", str(output))
+        assert status == "2 False False", (output, status, err)
+        assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err, (message, err)
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_overwrite_and_resume_never_delete_files_docbeam_did_not_write(tmp_path):
+    from docbeam.pipeline.core.flags import UsageError
+    from tests.helpers import run_job
+
+    mine = tmp_path / "mine"
+    files = _user_folder(mine)
+    for flag in ("--overwrite", "--resume"):
+        status, err = _before_beam(tmp_path, "--input", str(SAMPLES / "notes.txt"), "--output", str(mine), flag)
+        assert status == "2 False False" and f"{flag}: {mine} is not a docbeam run" in err, err
+        assert "nothing was deleted" in err and len(err.strip().splitlines()) == 1, err
+        # The job checks again (Airflow and the tests call it without the command line's check).
+        with pytest.raises(UsageError, match=rf"^{flag}: {re.escape(str(mine))} is not a docbeam run"):
+            run_job(SAMPLES / "notes.txt", mine, flag)
+        assert {p: p.read_bytes() for p in files} == files, flag
+    assert sorted(p.relative_to(mine).as_posix() for p in mine.rglob("*") if p.is_file()) == sorted(
+        p.relative_to(mine).as_posix() for p in files
+    )
+
+
+@pytest.mark.slow
+def test_overwrite_replaces_docbeam_runs_old_and_new_and_nothing_else(tmp_path):
+    import json
+
+    from docbeam.pipeline.core.flags import UsageError
+    from tests.helpers import run_job
+
+    out = tmp_path / "run"
+    first = run_job(SAMPLES / "notes.txt", out)
+    marker = json.loads((out / "_docbeam_run.json").read_text())
+    assert first.manifest["run_id"] == marker["run_id"]
+
+    # Someone's file among the run's: --overwrite deletes none of them.
+    stray = out / "documents" / "my-notes.parquet"
+    stray.write_bytes(b"mine")
+    before = sorted(p for p in out.rglob("*") if p.is_file())
+    with pytest.raises(UsageError, match=rf"--overwrite: {re.escape(str(stray))} is not a file docbeam writes"):
+        run_job(SAMPLES / "notes.txt", out, "--overwrite")
+    assert sorted(p for p in out.rglob("*") if p.is_file()) == before
+    stray.unlink()
+
+    second = run_job(SAMPLES / "notes.txt", out, "--overwrite")
+    assert second.manifest["run_id"] not in (None, first.manifest["run_id"])
+
+    # A run made before the marker is known by its _manifest.json (`make run` overwrites it).
+    (out / "_docbeam_run.json").unlink()
+    third = run_job(SAMPLES / "notes.txt", out, "--overwrite")
+    assert third.manifest["verdict"]["ok"] and third.manifest["run_id"] not in (None, second.manifest["run_id"])
