@@ -14,7 +14,10 @@ from docbeam.pipeline.core.flags import RUN_DESCRIPTION, UsageError
 def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.run") -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        check_job_args(argv, prog, description=RUN_DESCRIPTION)
+        ns = check_job_args(argv, prog, description=RUN_DESCRIPTION)
+        from docbeam.pipeline.launch import preflight  # local --input and --output, still before Beam
+
+        preflight.check(ns)
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return ExitStatus.USAGE

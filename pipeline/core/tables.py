@@ -15,7 +15,8 @@ COST, PROGRESS, REMOVED = "_cost", "_progress", "removed"
 BUDGET_SAMPLE = "_budget_sample"  # the --budget-usd sample's outputs, reused by the run itself
 MANIFEST, JOB_RECORD = "_manifest.json", "_job.json"  # _job.json: what the launcher submitted last
 RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS, REMOVED, BUDGET_SAMPLE)  # everything a run owns under --output
-RUN_FILES = (MANIFEST, JOB_RECORD)
+RUN_MARKER = "_docbeam_run.json"  # written when a run starts: the folder is docbeam's (io.run_folder)
+RUN_FILES = (MANIFEST, JOB_RECORD, RUN_MARKER)
 SUFFIX = {DOCUMENTS: ".parquet", CHUNKS: ".parquet", EXTRACTIONS: ".parquet", ERRORS: ".jsonl"}
 
 

@@ -194,6 +194,9 @@ def _serve(fd: int, memory_mb: int) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches the whole process group: the child ends quietly (no KeyboardInterrupt
+    # stack on the run's stderr); the parent reports the interruption.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     # Serve from the imported module, not __main__: the adapters raise *its* ParseProblem.
     from docbeam.pipeline.ingest.sandbox import _serve
 

@@ -105,11 +105,23 @@ def _not_beam_resource_noise(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Resource module is not available")
 
 
+def _not_an_interrupt(record: logging.LogRecord) -> bool:
+    # Beam logs the KeyboardInterrupt that Ctrl-C raises inside a DoFn (with its stack) before
+    # re-raising it; the run then ends with the one "interrupted" line, which says it all.
+    exc = record.exc_info[1] if record.exc_info else None
+    while exc is not None:
+        if isinstance(exc, KeyboardInterrupt):
+            return False
+        exc = exc.__cause__ or exc.__context__
+    return True
+
+
 def configure_logging() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("docbeam").setLevel(logging.INFO)
     for handler in logging.getLogger().handlers:
         handler.addFilter(_not_beam_resource_noise)
+        handler.addFilter(_not_an_interrupt)
 
 
 def run_main(argv: list[str], prog: str) -> int:
@@ -121,8 +133,8 @@ def run_main(argv: list[str], prog: str) -> int:
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return ExitStatus.USAGE
-    except Interrupted as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+    except (Interrupted, KeyboardInterrupt) as exc:  # KeyboardInterrupt: before the first wave or after the last
+        print(f"{prog}: {exc if isinstance(exc, Interrupted) else 'interrupted'}", file=sys.stderr)
         sys.stderr.flush()
         # Beam's worker threads may still be unwinding; their stack traces would bury the one
         # line that matters, and nothing they do now can be committed.

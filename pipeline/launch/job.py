@@ -25,7 +25,7 @@ from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch import manifest, waves
+from docbeam.pipeline.launch import manifest, run_folder, waves
 from docbeam.pipeline.launch.estimate import estimate, render
 from docbeam.pipeline.launch.execute import execute
 from docbeam.pipeline.launch.options import DocbeamOptions
@@ -82,13 +82,10 @@ class Interrupted(Stopped):
 
 
 def prepare_output(output: str, overwrite: bool) -> None:
-    """Refuse to mix a new run's files with an old run's, unless told to replace them."""
-    old = outputs.existing(output, tables.RUN_FOLDERS, tables.RUN_FILES)
-    if old and not overwrite:
-        raise UsageError(
-            f"{output} already holds a run's outputs ({len(old)} files); "
-            "pass --overwrite to replace them (or --resume to continue that run)"
-        )
+    """Refuse to mix a new run's files with an old run's, unless told to replace them; never
+    delete what docbeam did not write (run_folder)."""
+    old = run_folder.check_output(output, overwrite, resume=False)
+    run_folder.check_can_delete(output, old, "--overwrite")
     for path in old:
         storage.delete(path)
 
@@ -170,10 +167,13 @@ def open_output(launch: Launch) -> WavesDone:
     output = launch.plan.output
     if not launch.flags.resume:
         prepare_output(output, launch.flags.overwrite)
+        run_folder.mark(output)
         return WavesDone()
+    run_folder.check_output(output, overwrite=False, resume=True)
     records = waves.committed(output)
     waves.check_settings(output, records, launch.plan.settings)  # before anything is deleted
     stale = waves.remove_uncommitted(output, records)
+    run_folder.mark(output)
     log.info("resume: %d wave(s) committed, %d stale file(s) removed", len(records), len(stale))
     return WavesDone(tuple(records))
 
@@ -253,7 +253,15 @@ def run_waves(
             committed_documents=waves.document_files(plan.output, list(done.records)),
         )
         waves.record_job(plan.output, launch.argv, wave, [f for f, *_ in files] if files else None)
-        totals, wall = execute(wave_plan, launch.options, handler)
+        try:
+            totals, wall = execute(wave_plan, launch.options, handler)
+        except Exception:
+            # The in-process runner runs DoFns on this thread: Ctrl-C raises KeyboardInterrupt
+            # inside one, and Beam re-raises it as `RuntimeError: KeyboardInterrupt [while
+            # running 'Encode/...']`. After Ctrl-C any failure of the job is the interruption.
+            if pressed.is_set():
+                raise KeyboardInterrupt from None
+            raise
         inputs_done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
         done = done.plus(waves.commit(plan.output, wave, inputs_done, totals, wall, plan.settings))
         if budget and i < len(todo) and budget.spent(done.wall) > budget.usd:
@@ -373,6 +381,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     if plan.reuse is not None:
         man["reuse"] = _reuse_record(plan, plan.reuse, totals)
     man["storage_retries"] = storage.retry_count()
+    man["run_id"] = run_folder.run_id(plan.output)
     d = launch.flags
     man["verdict"] = manifest.verdict(check, d.max_rejected, cost["totals"]["cost_usd"], d.budget_usd)
     if plan.reuse is not None and plan.reuse.budget_sample:  # copied into this run: no longer needed

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from docbeam.pipeline.core import fingerprint, tables
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import storage
+from docbeam.pipeline.launch import run_folder
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def remove_uncommitted(output: str, records: list[dict]) -> list[str]:
     stale = [
         p for t in tables.DATA_TABLES for p in storage.list_prefix(tables.folder(output, t)) if not owned_by(p, keys)
     ]
+    run_folder.check_can_delete(output, stale, "--resume")  # nothing is deleted unless docbeam wrote all of it
     for p in stale:
         storage.delete(p)
     return stale
