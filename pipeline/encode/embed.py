@@ -17,7 +17,7 @@ from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 from docbeam.pipeline.io import hub
-from docbeam.pipeline.io.checkpoints import checkpoint_dir
+from docbeam.pipeline.io.checkpoints import checkpoint_dir, checkpoint_files_sha256
 
 
 class Embedder:
@@ -36,7 +36,8 @@ class Embedder:
     ):
         if model and hub.is_hub_id(model):
             model = str(hub.resolve(model).path)
-        ckpt = describe_checkpoint(checkpoint_dir(model))
+        local = checkpoint_dir(model)
+        ckpt = describe_checkpoint(local)
         seq = max_seq_len or ckpt.config.max_seq_len
         self.tokenizer = ckpt.tokenizer
         # Queries get the checkpoint's query prompt; `prompt_name` picks another (the one the
@@ -44,7 +45,9 @@ class Embedder:
         self.frame = Frame.of(ckpt, prompt_name, query=True)
         self.windowing = Windowing.of(seq, stride, specials=self.frame.count, language=language)
         self.pack = PackSpec(rows=default_rows(seq), seq_len=seq)
-        self.runtime = EncoderRuntime(EncoderSettings(model, None, attention, dtype, self.pack))
+        # The encoder loads the same files the tokenizer above came from (pinned, as on a worker).
+        pins = checkpoint_files_sha256(local, ckpt.weights_sha256)
+        self.runtime = EncoderRuntime(EncoderSettings(model, None, attention, dtype, self.pack, files_sha256=pins))
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), dim] float32, L2-normalised where the model normalises."""

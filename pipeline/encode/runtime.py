@@ -16,7 +16,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -49,6 +50,14 @@ class EncoderSettings:
     # EMBED: one vector per segment [rows, slots, dim]; TOKEN_CLASSIFICATION: label
     # probabilities per token [rows, seq_len, labels] (--ner-model)
     task: str = EMBED
+    # sha256 of every checkpoint file, recorded by the launcher (`checkpoint_files_sha256`):
+    # every load on a worker is checked against it. None: not pinned (tests, `docbeam embed`).
+    files_sha256: dict[str, str] | None = field(default=None, hash=False)  # compared, not hashed (a dict)
+
+    def local_checkpoint(self) -> Path:
+        """The checkpoint's local folder on this machine (downloaded once for gs://), its files
+        verified against the launcher's pins: the one way workers find the files they load."""
+        return checkpoint_dir(self.model, self.model_sha256, self.files_sha256)
 
 
 PROFILE_BATCHES = 3
@@ -107,7 +116,7 @@ class EncoderRuntime:
 
     def __init__(self, settings: EncoderSettings, compile_for: Sequence[jax.Device] | None = None):
         # gs:// checkpoints are downloaded once per worker machine and sha256-checked.
-        self.checkpoint, params = load_checkpoint(checkpoint_dir(settings.model, settings.model_sha256))
+        self.checkpoint, params = load_checkpoint(settings.local_checkpoint())
         cfg = self.checkpoint.config
         self.labels: tuple[str, ...] = ()
         if settings.task == TOKEN_CLASSIFICATION:

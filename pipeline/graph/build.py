@@ -28,7 +28,6 @@ from docbeam.pipeline.graph.dofns import (
     text_kib,
 )
 from docbeam.pipeline.graph.job_plan import JobPlan
-from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 
 def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None) -> dict[str, beam.PCollection]:
@@ -102,7 +101,7 @@ def _committed_ids(p: beam.Pipeline, plan: JobPlan) -> beam.PCollection:
 def _shared_segments(plan: JobPlan) -> list[Segment]:
     if not plan.extractors:
         return []
-    tok, special = load_tokenizer(checkpoint_dir(plan.model_path))
+    tok, special = load_tokenizer(plan.encoder.local_checkpoint())
     return [s for ex in plan.extractors for s in ex.shared_segments(tok, special, plan.windowing.max_seq_len)]
 
 

@@ -23,7 +23,6 @@ from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import InputGlob, carried, name_of, printable, unreadable_name
-from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 
 def text_kib(doc: Document) -> int:
@@ -139,7 +138,7 @@ class ChunkDocuments(beam.DoFn):
         self.meter = StageMeter(Stage.CHUNK)
         self.ex_meters = {ex.name: StageMeter(extract_stage(ex.name)) for ex in self.plan.extractors}
         self.settings = self.plan.settings_hash
-        self.tokenizer, self.special = load_tokenizer(checkpoint_dir(self.plan.model_path))
+        self.tokenizer, self.special = load_tokenizer(self.plan.encoder.local_checkpoint())
         self.frame = self.plan.frame or Frame(self.special)
 
     def process(self, docs: list[Document]):

@@ -33,7 +33,6 @@ from docbeam.pipeline.graph.dofns import PackSegments, text_kib
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan
 from docbeam.pipeline.ingest.chunking import Frame
 from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
-from docbeam.pipeline.io.checkpoints import checkpoint_dir
 
 DOCS = "docs"
 
@@ -72,7 +71,7 @@ def _ner(plan: JobPlan) -> NerPlan:
 
 def _tokenizer(plan: JobPlan):
     encoder = _ner(plan).encoder
-    return load_tokenizer(checkpoint_dir(encoder.model, encoder.model_sha256))
+    return load_tokenizer(encoder.local_checkpoint())
 
 
 class NerWindows(beam.DoFn):
@@ -85,7 +84,7 @@ class NerWindows(beam.DoFn):
     def setup(self):
         self.meter = StageMeter(Stage.NER_WINDOWS)
         self.settings = self.plan.settings_hash
-        tok, special = load_tokenizer(checkpoint_dir(self.plan.model_path))
+        tok, special = load_tokenizer(self.plan.encoder.local_checkpoint())
         self.chunks = Chunker(tok, self.plan.frame or Frame(special), self.plan.windowing)
         self.tokenizer, self.special = _tokenizer(self.plan)
 

@@ -63,17 +63,29 @@ _CACHE_MANIFEST = ".docbeam-checkpoint.json"
 
 
 class ChecksumMismatchError(CheckpointError):
-    """model.safetensors does not have the sha256 the caller expected."""
+    """A checkpoint file does not have the sha256 the caller expected (model.safetensors for
+    --model-sha256; any file for the launcher's pinned manifest)."""
 
 
 def default_checkpoint_cache() -> Path:
     return Path.home() / ".cache" / "docbeam" / "checkpoints"
 
 
-def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path:
+def checkpoint_dir(
+    path: str | None, expected_sha256: str | None = None, files_sha256: dict[str, str] | None = None
+) -> Path:
     """The local directory of `--model` on this machine: the default model when None,
     a download (once per machine) for gs://, the hub cache's snapshot for ORG/NAME[@REV],
-    the directory itself otherwise."""
+    the directory itself otherwise. With `files_sha256` (the launcher's manifest of the
+    checkpoint, `checkpoint_files_sha256`), every file the loader reads is checked against it
+    first: ChecksumMismatchError names the first that differs."""
+    local = _checkpoint_dir(path, expected_sha256)
+    if files_sha256 is not None:
+        verify_checkpoint_files(path or "(default model)", local, files_sha256)
+    return local
+
+
+def _checkpoint_dir(path: str | None, expected_sha256: str | None) -> Path:
     if not path:
         from docbeam.model.checkpoint import default_checkpoint_dir
 
@@ -93,6 +105,35 @@ def checkpoint_dir(path: str | None, expected_sha256: str | None = None) -> Path
     return Path(path)
 
 
+def _loaded_files(root: Path) -> list[str]:
+    """The files of the checkpoint at `root` that the loader may read (`wanted`), sorted."""
+    return sorted(n for n in (p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) if wanted(n))
+
+
+def checkpoint_files_sha256(root: Path, weights_sha256: str | None = None) -> dict[str, str]:
+    """sha256 of every file the loader may read from the checkpoint at `root`: the manifest
+    the launcher records and workers check (`weights_sha256`: model.safetensors', already known)."""
+    return {
+        n: weights_sha256 if weights_sha256 and n == WEIGHTS_FILE else sha256_of(root / n) for n in _loaded_files(root)
+    }
+
+
+def verify_checkpoint_files(source: str, root: Path, files_sha256: dict[str, str]) -> None:
+    """Refuse the checkpoint at `root` unless its loadable files are exactly the pinned ones,
+    byte for byte: a tokenizer, config or Pooling module changed after launch would otherwise
+    give vectors that do not match the ones the run recorded."""
+    present = _loaded_files(root)
+    for name in sorted(set(files_sha256) | set(present)):
+        expected = files_sha256.get(name)
+        actual = sha256_of(root / name) if name in present else None
+        if actual != expected:
+            raise ChecksumMismatchError(
+                f"checkpoint {source!r}: {name} has sha256 {actual or '(missing)'}, the launcher recorded "
+                f"{expected or '(no such file)'}; refusing to load it (the checkpoint changed after the run "
+                "was planned)"
+            )
+
+
 def installed_default_record(weights_sha256: str) -> dict:
     """How a run names the installed default model: its package, version and each file's
     sha256 (what it is; a hub commit it cannot know offline would not be)."""
@@ -100,9 +141,7 @@ def installed_default_record(weights_sha256: str) -> dict:
 
     from docbeam.model.checkpoint import DEFAULT_PACKAGE, default_checkpoint_dir
 
-    root = default_checkpoint_dir()
-    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-    files = {n: weights_sha256 if n == WEIGHTS_FILE else sha256_of(root / n) for n in names if wanted(n)}
+    files = checkpoint_files_sha256(default_checkpoint_dir(), weights_sha256)
     return {"package": DEFAULT_PACKAGE, "version": metadata.version(DEFAULT_PACKAGE), "files_sha256": files}
 
 

@@ -124,6 +124,7 @@ def build(
             "path": plan.encoder.model or "(default)",
             "weights_sha256": plan.weights_sha256,
             **({"source": plan.model_source} if plan.model_source else {}),
+            "files_sha256": plan.encoder.files_sha256,  # what every worker checked its files against
             "dim": plan.config.embedding_dim,
             "architecture": plan.config.arch,
             "pooling": list(plan.config.head.pooling),
@@ -160,6 +161,7 @@ def ner_record(ner) -> dict:
         "name": ner.model_name,
         "path": ner.encoder.model,
         "weights_sha256": ner.weights_sha256,
+        "files_sha256": ner.encoder.files_sha256,
         "architecture": ner.config.arch,
         "labels": list(ner.labels),
         "aggregation": ner.aggregation,

@@ -32,7 +32,12 @@ from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
 from docbeam.pipeline.io import hub, outputs, storage
-from docbeam.pipeline.io.checkpoints import checkpoint_dir, installed_default_record, stage_checkpoint
+from docbeam.pipeline.io.checkpoints import (
+    checkpoint_dir,
+    checkpoint_files_sha256,
+    installed_default_record,
+    stage_checkpoint,
+)
 from docbeam.pipeline.launch.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
@@ -240,6 +245,7 @@ def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
         pack,
         leak_threshold_mb=d.leak_threshold_mb,
         task=TOKEN_CLASSIFICATION,
+        files_sha256=checkpoint_files_sha256(ckpt.path, ckpt.weights_sha256),
     )
     name = hub_ckpt.name if hub_ckpt else d.ner_model
     return NerPlan(encoder, windowing, ckpt.config, labels, d.ner_aggregation, name, ckpt.weights_sha256)
@@ -251,6 +257,7 @@ class ResolvedModel:
     name: str  # as the manifest and the tables name it (the hub id for a hub model)
     checkpoint: Checkpoint
     source: dict  # JobPlan.model_source
+    files_sha256: dict[str, str]  # every checkpoint file's sha256, as read here: workers check theirs
 
 
 def resolve_model(d: DocbeamOptions) -> ResolvedModel:
@@ -274,7 +281,8 @@ def resolve_model(d: DocbeamOptions) -> ResolvedModel:
         source = {"hub": hub_ckpt.repo_id, "revision": hub_ckpt.revision}
     else:
         source = installed_default_record(ckpt.weights_sha256) if path is None else {}
-    return ResolvedModel(path, hub_ckpt.name if hub_ckpt else (d.model or ckpt.name), ckpt, source)
+    files = checkpoint_files_sha256(ckpt.path, ckpt.weights_sha256)
+    return ResolvedModel(path, hub_ckpt.name if hub_ckpt else (d.model or ckpt.name), ckpt, source, files)
 
 
 def resolve_windowing(d: DocbeamOptions, ckpt: Checkpoint) -> tuple[Frame, Windowing]:
@@ -372,7 +380,16 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         output=d.output or "",
         parse=parse_config(d),
         windowing=windowing,
-        encoder=EncoderSettings(model.path, d.model_sha256, d.attention, dtype, pack, d.profile, d.leak_threshold_mb),
+        encoder=EncoderSettings(
+            model.path,
+            d.model_sha256,
+            d.attention,
+            dtype,
+            pack,
+            d.profile,
+            d.leak_threshold_mb,
+            files_sha256=model.files_sha256,
+        ),
         dtype_reason=dtype_reason,
         model_name=model.name,
         model_source=model.source,
