@@ -271,8 +271,9 @@ def resolve_model(d: DocbeamOptions) -> ResolvedModel:
             hub_ckpt = hub.resolve(path)
             path = str(hub_ckpt.path)
         ckpt = describe_checkpoint(checkpoint_dir(path, d.model_sha256))
-    except CheckpointError as exc:
-        raise UsageError(f"--model: {exc}") from exc
+    except CheckpointError as exc:  # hub errors name the flag already
+        text = str(exc)
+        raise UsageError(text if text.startswith("--model") else f"--model: {text}") from exc
     if d.model_sha256 and d.model_sha256 != ckpt.weights_sha256:
         raise UsageError(
             f"{ckpt.path}/model.safetensors sha256 {ckpt.weights_sha256} != --model-sha256 {d.model_sha256}"

@@ -92,7 +92,7 @@ def test_plan_pins_name_revision_and_sha256(hub_cache):
 
 
 def test_a_model_missing_offline_fails_at_launch(hub_cache):
-    with pytest.raises(UsageError, match="--model: --model acme/absent: not in the Hugging Face cache"):
+    with pytest.raises(UsageError, match="^--model acme/absent: not in the Hugging Face cache"):
         make_plan(
             PipelineOptions(["--input", str(SAMPLES / "notes.txt"), "--model", "acme/absent"]), needs_output=False
         )
