@@ -185,7 +185,13 @@ def run(argv: list[str], handler=None) -> RunResult:
     launch = prepare(argv)
     done = open_output(launch)
     if launch.budget is not None and not launch.flags.resume:
-        launch = dataclasses.replace(launch, plan=check_budget(launch))
+        try:  # the budget sample is a Beam run too: Ctrl-C there is the same one line and 130
+            with _ctrl_c() as pressed:
+                launch = dataclasses.replace(launch, plan=check_budget(launch))
+        except (KeyboardInterrupt, RuntimeError) as exc:
+            if isinstance(exc, KeyboardInterrupt) or pressed.is_set():
+                raise Interrupted(launch.plan.output, 0, 1) from None
+            raise
     plan, d = launch.plan, launch.flags
     log.info(
         "%d file(s), %.1f MiB -> %s; model %s; attention %s",

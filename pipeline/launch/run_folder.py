@@ -33,6 +33,10 @@ _BEAM_TEMP = re.compile(r"beam-temp-(part|w[0-9a-f]{10})-[0-9a-f]{32}/[^/]+")
 
 def owned(rel: str, nested: bool = True) -> bool:
     """Whether `rel`, a path relative to the output, is a name docbeam gives its files."""
+    head, _, base = rel.rpartition("/")
+    tmp = re.fullmatch(r"\.(.+)\.[a-z0-9_]+\.tmp", base)
+    if tmp:  # storage.write_bytes' temporary file, left by a process killed mid-write
+        return owned(f"{head}/{tmp.group(1)}" if head else tmp.group(1), nested)
     top, _, rest = rel.partition("/")
     if not rest:
         return top in tables.RUN_FILES
@@ -50,6 +54,9 @@ def owned(rel: str, nested: bool = True) -> bool:
 
 
 def _json_object(path: str) -> dict:
+    """The JSON object at `path`; {} when there is none (GCS answers NotFound, not OSError)."""
+    if not storage.exists(path):
+        return {}
     try:
         value = json.loads(storage.read_text(path))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -89,7 +96,8 @@ def check_output(output: str, overwrite: bool, resume: bool) -> list[str]:
     files it must neither mix with nor delete; returns the files --overwrite replaces."""
     check_writable(output)
     old = files(output)
-    if not old:
+    # Only the marker: a start that was refused (--budget-usd) or failed before writing anything.
+    if not old or old == [tables.join(output, MARKER)]:
         return []
     if not is_run(output):
         raise _not_a_run(output, old, "--resume" if resume else "--overwrite" if overwrite else "--output")

@@ -75,19 +75,22 @@ class _Run:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "target, wave_files, expected",
+    "target, extra, expected",
     [
-        ("group", None, r"nothing was committed \(one wave\); rerun with --overwrite"),
-        ("pid", None, r"nothing was committed \(one wave\); rerun with --overwrite"),
-        ("pid", "1", r"1 of 7 waves committed; run the same command with --resume to continue"),
+        ("group", (), r"nothing was committed \(one wave\); rerun with --overwrite"),
+        ("pid", (), r"nothing was committed \(one wave\); rerun with --overwrite"),
+        ("pid", ("--wave-files", "1"), r"1 of 7 waves committed; run the same command with --resume to continue"),
+        # The --budget-usd sample is a Beam run of its own, before the first wave.
+        ("pid", ("--budget-usd", "1000", "--budget-sample", "100"), r"nothing was committed \(one wave\)"),
     ],
 )
-def test_ctrl_c_while_encoding_is_one_line_and_exit_130_promptly(tmp_path, target, wave_files, expected):
+def test_ctrl_c_while_encoding_is_one_line_and_exit_130_promptly(tmp_path, target, extra, expected):
     out = tmp_path / "out"
     args = ["--input", str(_corpus(tmp_path / "in") / "*"), "--output", str(out)]
-    run = _Run(*args, *(["--wave-files", wave_files] if wave_files else []))
-    # Mid-encode: the first encoder shape is ready (one wave), or the second wave is under way.
-    run.wait_for("wave 2/7" if wave_files else "encoder for [")
+    run = _Run(*args, *extra)
+    # Mid-encode: the first encoder shape is ready (one wave, or the budget sample), or the
+    # second wave is under way.
+    run.wait_for("wave 2/7" if "--wave-files" in extra else "encoder for [")
     time.sleep(1.5)
     sent = time.monotonic()
     if target == "group":  # Ctrl-C in a terminal: the whole foreground process group
@@ -203,3 +206,35 @@ def test_overwrite_replaces_docbeam_runs_old_and_new_and_nothing_else(tmp_path):
     (out / "_docbeam_run.json").unlink()
     third = run_job(SAMPLES / "notes.txt", out, "--overwrite")
     assert third.manifest["verdict"]["ok"] and third.manifest["run_id"] not in (None, second.manifest["run_id"])
+
+
+def test_a_killed_write_leaves_a_temporary_file_overwrite_still_accepts():
+    from docbeam.pipeline.launch.run_folder import owned
+
+    # storage.write_bytes writes `.<name>.<random>.tmp` beside the file, then renames it.
+    assert owned("_progress/.w0123456789.json.ab_c12x9.tmp") and owned("._manifest.json.k2j3h4g5.tmp")
+    assert owned("_cost/.report.md.abcdefgh.tmp")
+    assert not owned("_cost/.budget.csv.abcdefgh.tmp") and not owned("documents/.x.abcdefgh.tmp")
+
+
+def test_a_folder_holding_only_a_refused_starts_marker_is_an_empty_output(tmp_path):
+    """--budget-usd refuses to start after the marker is written: the same command again (a
+    higher budget, say) must not be told the folder holds a run."""
+    from docbeam.pipeline.launch import run_folder
+
+    out = tmp_path / "out"
+    out.mkdir()
+    run_id = run_folder.mark(str(out))
+    assert run_folder.check_output(str(out), overwrite=False, resume=False) == []
+    assert run_folder.mark(str(out)) == run_id
+
+
+def test_the_run_marker_on_gcs(gcs_emulator):
+    """A new gs:// run reads a marker that does not exist yet (GCS answers NotFound, not OSError)."""
+    from docbeam.pipeline.launch import run_folder
+
+    out = f"gs://{gcs_emulator.create_bucket()}/runs/new"
+    assert not run_folder.is_run(out) and run_folder.run_id(out) is None
+    run_id = run_folder.mark(out)
+    assert run_folder.is_run(out) and run_folder.run_id(out) == run_id
+    assert run_folder.check_output(out, overwrite=False, resume=False) == []
