@@ -145,15 +145,19 @@ def installed_default_record(weights_sha256: str) -> dict:
     return {"package": DEFAULT_PACKAGE, "version": metadata.version(DEFAULT_PACKAGE), "files_sha256": files}
 
 
-def stage_checkpoint(local: Path, prefix: str, sha256: str) -> str:
-    """Copy a local checkpoint's files to `<prefix>/docbeam-models/<sha256>` on GCS (once:
-    content-addressed) for workers that cannot reach the hub. Returns that gs:// prefix."""
-    dest = f"{prefix.rstrip('/')}/docbeam-models/{sha256}"
-    names = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file() or p.is_symlink())
-    names = [n for n in names if wanted(n)]
+def staging_key(files_sha256: dict[str, str]) -> str:
+    """The name of a staged checkpoint: a hash of every file's sha256, so that a tokenizer or
+    Pooling module changed beside the same weights is staged anew, never served stale."""
+    return hashlib.sha256(json.dumps(files_sha256, sort_keys=True).encode()).hexdigest()
+
+
+def stage_checkpoint(local: Path, prefix: str, files_sha256: dict[str, str]) -> str:
+    """Copy a local checkpoint's pinned files to `<prefix>/docbeam-models/<staging_key>` on GCS
+    (once: content-addressed) for workers that cannot reach the hub. Returns that gs:// prefix."""
+    dest = f"{prefix.rstrip('/')}/docbeam-models/{staging_key(files_sha256)}"
     # model.safetensors last: its presence marks a complete copy.
     if not exists(f"{dest}/{WEIGHTS_FILE}"):
-        for name in sorted(names, key=lambda n: n == WEIGHTS_FILE):
+        for name in sorted(files_sha256, key=lambda n: n == WEIGHTS_FILE):
             write_bytes(f"{dest}/{name}", (local / name).read_bytes())
     return dest
 

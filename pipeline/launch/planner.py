@@ -409,26 +409,26 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     )
 
 
-def _staged(path: str | None, sha256: str, flag: str, options: PipelineOptions) -> str | None:
-    """A local checkpoint's copy at <temp_location>/docbeam-models/<sha256> (None: nothing to stage)."""
+def _staged(path: str | None, files_sha256: dict[str, str] | None, flag: str, options: PipelineOptions) -> str | None:
+    """A local checkpoint's copy at <temp_location>/docbeam-models/<key> (None: nothing to stage)."""
     if not path or "://" in path:
         return None
     temp = options.view_as(GoogleCloudOptions).temp_location
     if not temp or "://" not in temp:
         raise UsageError(f"{flag} is local: a remote runner needs --temp_location gs://... to stage it for workers")
-    return stage_checkpoint(Path(path), temp, sha256)
+    return stage_checkpoint(Path(path), temp, files_sha256 or checkpoint_files_sha256(Path(path)))
 
 
 def stage_for_workers(plan: JobPlan, options: PipelineOptions) -> JobPlan:
     """A remote runner's workers cannot read a local --model or --ner-model (a hub snapshot
-    included): copy it to <temp_location>/docbeam-models/<sha256> once, and pin the workers to
-    that copy and hash."""
-    staged = _staged(plan.model_path, plan.weights_sha256, "--model", options)
+    included): copy it to <temp_location>/docbeam-models/<key> once, and pin the workers to
+    that copy and its hashes."""
+    staged = _staged(plan.model_path, plan.encoder.files_sha256, "--model", options)
     if staged:
         encoder = dataclasses.replace(plan.encoder, model=staged, model_sha256=plan.weights_sha256)
         plan = dataclasses.replace(plan, model_path=staged, encoder=encoder)
     ner = plan.ner
-    staged = _staged(ner.encoder.model, ner.weights_sha256, "--ner-model", options) if ner else None
+    staged = _staged(ner.encoder.model, ner.encoder.files_sha256, "--ner-model", options) if ner else None
     if ner and staged:
         encoder = dataclasses.replace(ner.encoder, model=staged, model_sha256=ner.weights_sha256)
         plan = dataclasses.replace(plan, ner=dataclasses.replace(ner, encoder=encoder))

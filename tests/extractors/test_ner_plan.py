@@ -90,7 +90,7 @@ def test_hub_id_resolved_once_and_staged_for_remote_workers(tmp_path, monkeypatc
     plan = make_plan(options, needs_output=False)
     assert plan.ner.model_name == f"acme/tiny-ner@{COMMIT}" and plan.ner.encoder.model == str(snapshot)
     staged = stage_for_workers(plan, options).ner
-    assert staged.encoder.model == f"{temp}/docbeam-models/{plan.ner.weights_sha256}"
+    assert staged.encoder.model == f"{temp}/docbeam-models/{checkpoints.staging_key(plan.ner.encoder.files_sha256)}"
     local = checkpoints.localize_checkpoint(staged.encoder.model, tmp_path / "worker", staged.encoder.model_sha256)
     assert sha256_of(local / "model.safetensors") == plan.ner.weights_sha256
 

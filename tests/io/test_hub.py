@@ -103,7 +103,8 @@ def test_staged_for_remote_workers_once_and_pinned(hub_cache, gcs_emulator, tmp_
     argv = ["--input", str(SAMPLES / "notes.txt"), "--model", "acme/tiny-bert", f"--temp_location={temp}"]
     options = PipelineOptions(argv)
     plan = stage_for_workers(make_plan(options, needs_output=False), options)
-    assert plan.model_path == f"{temp}/docbeam-models/{plan.weights_sha256}" == plan.encoder.model
+    key = checkpoints.staging_key(plan.encoder.files_sha256)
+    assert plan.model_path == f"{temp}/docbeam-models/{key}" == plan.encoder.model
     assert plan.encoder.model_sha256 == plan.weights_sha256
     # A worker: downloads the staged copy, checks the hash; the same checkpoint comes out.
     local = checkpoints.localize_checkpoint(plan.model_path, tmp_path / "worker", plan.weights_sha256)
@@ -111,6 +112,26 @@ def test_staged_for_remote_workers_once_and_pinned(hub_cache, gcs_emulator, tmp_
     assert sha256_of(local / "model.safetensors") == plan.weights_sha256
     again = stage_for_workers(make_plan(options, needs_output=False), options)  # already there: no upload
     assert again.model_path == plan.model_path
+
+
+def test_a_changed_tokenizer_beside_the_same_weights_is_staged_anew(hub_cache, gcs_emulator, tmp_path):
+    """Workers check every file against the launcher's pins: a copy named by the weights alone
+    would serve them the old tokenizer, and every worker would refuse it."""
+    import shutil
+
+    temp = f"gs://{gcs_emulator.create_bucket()}/tmp"
+    argv = ["--input", str(SAMPLES / "notes.txt"), "--model", "acme/tiny-bert", f"--temp_location={temp}"]
+    first = make_plan(PipelineOptions(argv), needs_output=False)
+    local = tmp_path / "model"
+    shutil.copytree(first.encoder.model, local)
+    (local / "tokenizer_config.json").write_text('{"do_lower_case": false}')
+    argv[argv.index("acme/tiny-bert")] = str(local)
+    options = PipelineOptions(argv)
+    plan = stage_for_workers(make_plan(options, needs_output=False), options)
+    assert plan.weights_sha256 == first.weights_sha256
+    assert plan.model_path != stage_for_workers(first, PipelineOptions(argv)).model_path
+    worker = checkpoints.checkpoint_dir(plan.model_path, plan.weights_sha256, plan.encoder.files_sha256)
+    assert (worker / "tokenizer_config.json").read_text() == '{"do_lower_case": false}'
 
 
 # --- what the user sees when a hub model cannot be had (real CLI, real HTTP, no network) -----
