@@ -233,7 +233,8 @@ def _localize_gcs(url: str, cache_root: Path, expected: str | None) -> Path:
     # A name that would be written outside the cache entry refuses the whole checkpoint: whoever
     # could upload it could upload other files too.
     for name in sorted(blobs):
-        if leaves_folder(name):
+        # "folder/" placeholders (the console's "create folder") are no files: never written.
+        if not name.endswith("/") and name and leaves_folder(name):
             raise CheckpointError(f"checkpoint {url!r}: object {name!r} leaves the checkpoint folder; refusing it")
     _check_layout(url, set(blobs))
     listing = {n: {"generation": blobs[n].generation, "size": blobs[n].size} for n in sorted(blobs) if wanted(n)}

@@ -476,3 +476,14 @@ def test_an_object_name_that_leaves_the_cache_folder_is_refused(
         checkpoints.localize_checkpoint(url, cache_dir=cache)
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     assert all(p.startswith("cache/") and p.endswith(".lock") for p in written), written
+
+
+def test_folder_placeholder_objects_do_not_refuse_a_checkpoint(
+    gcs_emulator: GcsEmulator, fake_checkpoint: Path, tmp_path: Path
+) -> None:
+    """The GCS console's "create folder" leaves zero-byte `name/` objects (an empty last segment)."""
+    url = _upload_checkpoint(gcs_emulator, fake_checkpoint)
+    gcs_emulator.upload_bytes(f"{url}/", b"")
+    gcs_emulator.upload_bytes(f"{url}/1_Pooling/", b"")
+    local = checkpoints.localize_checkpoint(url, cache_dir=tmp_path / "cache")
+    assert (local / "config.json").exists()
