@@ -159,9 +159,18 @@ def _dump(reply: tuple[str, Any]) -> bytes:
 
 
 def _load(data: bytes) -> tuple[str, Any]:
-    status, value = json.loads(data.decode("utf-8", "surrogatepass"))
-    if status not in ("ok", "problem", "raised"):
-        raise ValueError(f"unknown status {status!r}")
+    """[status, value] as `_dump` writes it; anything else is ValueError (a malformed reply),
+    so that no reply, however built, can raise another error in the worker."""
+    reply = json.loads(data.decode("utf-8", "surrogatepass"))
+    if not (isinstance(reply, list) and len(reply) == 2 and reply[0] in ("ok", "problem", "raised")):
+        raise ValueError(f"not a [status, value] pair: {str(reply)[:80]!r}")
+    status, value = reply
+    if status == "problem" and not (
+        isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)
+    ):
+        raise ValueError(f"a problem is [code, message], not {str(value)[:80]!r}")
+    if status == "raised" and not isinstance(value, str):
+        raise ValueError(f"a raised error is a string, not {str(value)[:80]!r}")
     return status, value
 
 

@@ -80,7 +80,7 @@ def finalize_dataflow(output: str, job_id: str, client=None) -> RunResult:
     if wave.key not in {r["key"] for r in done.records}:
         files = record.get("files") or sorted(list_files(plan.inputs))
         totals, wall = stage_totals(metrics.job_result), job_seconds(client, job_id)
-        done = done.plus(waves.commit(plan.output, wave, files, totals, wall))
+        done = done.plus(waves.commit(plan.output, wave, files, totals, wall, plan.settings))
     return finalize(launch, done)
 
 

@@ -101,3 +101,15 @@ def test_replies_are_plain_data_never_unpickled_objects():
         assert caught.value.code == "parse_crashed" and "not plain data" in caught.value.message
         assert box.call("json:loads", '["a", 1, [true, null]]') == ["a", 1, [True, None]]
         assert box.call("json:loads", '"\\ud800 lone"') == "\ud800 lone"  # text as PDFium may give it
+
+
+@pytest.mark.parametrize(
+    "reply", [b"5", b"null", b'{"ok": 1, "b": 2}', b'["problem", 5]', b'["raised", 5]', b'["ok"]', b"[1, 2]"]
+)
+def test_a_reply_of_any_other_shape_is_malformed_never_another_error(reply):
+    """A child that parsed hostile bytes may be hostile: whatever it sends, the worker sees
+    ValueError (which `call` turns into parse_crashed), nothing else."""
+    from docbeam.pipeline.ingest.sandbox import _load
+
+    with pytest.raises(ValueError):
+        _load(reply)
