@@ -13,6 +13,7 @@ import sys
 from importlib import metadata
 
 from docbeam.pipeline import run
+from docbeam.pipeline.core import interrupt
 from docbeam.pipeline.core.command_line import Parser, check_job_args, without_own_flags
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import DTYPES, UsageError, positive_int
@@ -309,6 +310,7 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    interrupt.install()  # before anything slow loads: a Ctrl-C there is remembered, never lost
     # On a machine without a TPU, libtpu (the tpu extra) is noisy at JAX start-up.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     argv = sys.argv[1:] if argv is None else argv

@@ -6,6 +6,7 @@ and JAX load (a mistake answers at once, in one line, exit 2); the work is launc
 
 import sys
 
+from docbeam.pipeline.core import interrupt
 from docbeam.pipeline.core.command_line import check_job_args
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import RUN_DESCRIPTION, UsageError
@@ -13,6 +14,7 @@ from docbeam.pipeline.core.flags import RUN_DESCRIPTION, UsageError
 
 def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.run") -> int:
     argv = sys.argv[1:] if argv is None else argv
+    interrupt.install()
     try:
         ns = check_job_args(argv, prog, description=RUN_DESCRIPTION)
         from docbeam.pipeline.launch import preflight  # local --input and --output, still before Beam

@@ -16,7 +16,6 @@ from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
-from docbeam.pipeline.io import hub
 from docbeam.pipeline.io.checkpoints import checkpoint_dir, checkpoint_files_sha256
 
 
@@ -34,9 +33,7 @@ class Embedder:
         language: str = DEFAULT_LANGUAGE,
         prompt_name: str | None = None,
     ):
-        if model and hub.is_hub_id(model):
-            model = str(hub.resolve(model).path)
-        local = checkpoint_dir(model)
+        local = checkpoint_dir(model)  # hub ids too (the default's answers offline)
         ckpt = describe_checkpoint(local)
         seq = max_seq_len or ckpt.config.max_seq_len
         self.tokenizer = ckpt.tokenizer

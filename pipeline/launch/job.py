@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from docbeam.pipeline.core import tables
+from docbeam.pipeline.core import interrupt, tables
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.stages import Stage
@@ -214,21 +214,16 @@ def run(argv: list[str], handler=None) -> RunResult:
 
 @contextmanager
 def _ctrl_c():
-    """Ctrl-C raises KeyboardInterrupt as usual and is also remembered: Beam's runner can
-    swallow the exception inside a wave (it then finishes that wave), so the wave loop checks
-    the flag too and stops at the next wave at the latest."""
-    pressed = threading.Event()
+    """Ctrl-C raises KeyboardInterrupt as usual and is also remembered (core.interrupt): Beam's
+    runner can swallow the exception inside a wave (it then finishes that wave), so the wave
+    loop checks the flag too and stops at the next wave at the latest; a Ctrl-C swallowed
+    before the run (JAX's import) stops it before the first wave."""
     if threading.current_thread() is not threading.main_thread():
-        yield pressed
+        yield threading.Event()  # signals reach the main thread only
         return
-
-    def on_sigint(signum, frame):
-        pressed.set()
-        signal.default_int_handler(signum, frame)
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    previous = signal.signal(signal.SIGINT, interrupt.on_sigint)
     try:
-        yield pressed
+        yield interrupt.PRESSED
     finally:
         signal.signal(signal.SIGINT, previous)
 

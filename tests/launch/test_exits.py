@@ -238,3 +238,21 @@ def test_the_run_marker_on_gcs(gcs_emulator):
     run_id = run_folder.mark(out)
     assert run_folder.is_run(out) and run_folder.run_id(out) == run_id
     assert run_folder.check_output(out, overwrite=False, resume=False) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after_s", [1.0, 2.5])
+def test_ctrl_c_in_the_first_seconds_is_not_lost(tmp_path, after_s):
+    """While JAX imports, a KeyboardInterrupt can land in a garbage-collector callback, which
+    swallows it: the run then went on to the end (a new user's Ctrl-C at 2-3 s, 3 of 3 tries)."""
+    out = tmp_path / "out"
+    run = _Run("--input", str(_corpus(tmp_path / "in") / "*"), "--output", str(out))
+    time.sleep(after_s)
+    sent = time.monotonic()
+    run.proc.send_signal(signal.SIGINT)
+    rc, err = run.finish(timeout=120)
+    assert rc == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("docbeam run: interrupted"), err
+    assert time.monotonic() - sent < 4 * INTERRUPT_BOUND_S, err  # the first wave does not start
+    assert not (out / "_manifest.json").exists()
