@@ -295,6 +295,7 @@ def check_budget(launch: Launch) -> JobPlan:
     log.info("budget check: projected %s against --budget-usd %s", report.money(projected), d.budget_usd)
     if projected > d.budget_usd:
         storage.delete_folder(sample_out)
+        run_folder.unmark(plan.output)  # nothing ran: leave the output as it was found
         raise BudgetSpent(
             f"projected cost {report.money(projected)} exceeds --budget-usd {d.budget_usd}; not starting.\n"
             + render(est)

@@ -136,6 +136,13 @@ def mark(output: str) -> str:
     return run_id
 
 
+def unmark(output: str) -> None:
+    """Remove the marker of a run that refused to start, when it is all the run wrote."""
+    marker = tables.join(output, MARKER)
+    if files(output) == [marker]:
+        storage.delete(marker)
+
+
 def run_id(output: str) -> str | None:
     return _json_object(tables.join(output, MARKER)).get("run_id")
 
