@@ -22,7 +22,7 @@ from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from docbeam.pipeline.ingest.sources import InputGlob, carried, name_of, printable, unreadable_name
+from docbeam.pipeline.ingest.sources import InputGlob, carried, in_a_run, name_of, printable, unreadable_name
 
 
 def text_kib(doc: Document) -> int:
@@ -61,7 +61,7 @@ class MatchGlob(beam.DoFn):
         with self.meter.timed():
             found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([item.pattern])[0].metadata_list)
         if item.folder:
-            kept = [(p, s) for p, s in found if format_of(p)]
+            kept = [(p, s) for p, s in found if format_of(p) and not in_a_run(p, item.root)]
             self.meter.add(skipped=len(found) - len(kept))
             found = kept
         self.meter.add(elements_in=1, elements_out=len(found), bytes_out=sum(s for _, s in found))

@@ -11,10 +11,12 @@ Beam's coders (strict UTF-8) cannot carry: such a file travels as the bytes of i
 becomes one errors/ line that shows the name with \\x escapes, never the end of the run.
 """
 
+import functools
 import os
 import posixpath
 from dataclasses import dataclass
 
+from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.records import Rejection, reject
 
 WILDCARDS = "*?["
@@ -44,6 +46,26 @@ def for_glob(pattern: str) -> InputGlob:
 def for_folder(path: str) -> InputGlob:
     folder = path.rstrip("/")
     return InputGlob(f"{folder}/**", folder, folder=True)
+
+
+def in_a_run(path: str, root: str) -> bool:
+    """Whether `path`, found under the folder input `root`, lies in a docbeam run's output (a
+    folder holding the run marker or a manifest): a run written beside its corpus is not more
+    corpus (its Parquet and report would come back as documents)."""
+    folder = posixpath.dirname(path)
+    top = root.rstrip("/")
+    while len(folder) > len(top) and folder.startswith(top + "/"):
+        if _holds_a_run(folder):
+            return True
+        folder = posixpath.dirname(folder)
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _holds_a_run(folder: str) -> bool:
+    from docbeam.pipeline.io import storage  # not at import: this module stays light
+
+    return any(storage.exists(tables.join(folder, name)) for name in (tables.RUN_MARKER, tables.MANIFEST))
 
 
 def name_of(path: str, root: str) -> str:

@@ -30,7 +30,7 @@ from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
 from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
-from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, name_of
+from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, in_a_run, name_of
 from docbeam.pipeline.io import hub, outputs, storage
 from docbeam.pipeline.io.checkpoints import (
     checkpoint_dir,
@@ -81,7 +81,7 @@ def list_files(inputs: tuple[InputGlob, ...]) -> dict[str, tuple[int, str]]:
     for item, result in zip(inputs, FileSystems.match([i.pattern for i in inputs])):
         found = result.metadata_list
         if item.folder:
-            kept = [m for m in found if format_of(m.path)]
+            kept = [m for m in found if format_of(m.path) and not in_a_run(m.path, item.root)]
             if not kept:
                 kinds = sorted({os.path.splitext(m.path)[1] or "(no extension)" for m in found})
                 raise UsageError(

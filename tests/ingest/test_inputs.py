@@ -134,3 +134,18 @@ def test_a_file_link_that_leaves_the_input_is_skipped_and_counted(tmp_path):
     allowed = tmp_path / "allowed"
     run_job(src, allowed, "--follow-links")
     assert "sub/shadow.md" in {d["doc_id"] for d in table(allowed, "documents", ["doc_id"]).to_pylist()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("waves", [(), ("--wave-files", "1")])
+def test_a_run_written_inside_a_folder_input_is_not_read_as_documents(tmp_path, waves):
+    """A new user's second run of a folder whose first run's output sits inside it read that
+    run's Parquet and report as documents (11 read instead of 4, 2 rejected, exit 3)."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2):
+        (corpus / f"note{i}.txt").write_text(f"Note {i}: the harbour lantern was lit at dusk on day {i}.\n")
+    first = run_job(corpus, corpus / "out", *waves)
+    second = run_job(corpus, corpus / "out2", *waves)
+    assert first.manifest["counts"]["read"] == second.manifest["counts"]["read"] == 2
+    assert sorted(table(corpus / "out2", "documents")["doc_id"].to_pylist()) == ["note0.txt", "note1.txt"]
