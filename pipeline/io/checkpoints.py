@@ -125,13 +125,27 @@ def verify_checkpoint_files(source: str, root: Path, files_sha256: dict[str, str
     present = _loaded_files(root)
     for name in sorted(set(files_sha256) | set(present)):
         expected = files_sha256.get(name)
-        actual = sha256_of(root / name) if name in present else None
+        actual = _sha256_unchanged_since_checked(root / name) if name in present else None
         if actual != expected:
             raise ChecksumMismatchError(
                 f"checkpoint {source!r}: {name} has sha256 {actual or '(missing)'}, the launcher recorded "
                 f"{expected or '(no such file)'}; refusing to load it (the checkpoint changed after the run "
                 "was planned)"
             )
+
+
+_CHECKED: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, for this process
+
+
+def _sha256_unchanged_since_checked(path: Path) -> str:
+    """sha256 of `path`, computed again only when the file changed (size, mtime or inode) since
+    this process last hashed it: every DoFn setup of every wave verifies the checkpoint, and a
+    2 GB model would be read again each time."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _CHECKED:
+        _CHECKED[key] = sha256_of(path)
+    return _CHECKED[key]
 
 
 def installed_default_record(weights_sha256: str) -> dict:

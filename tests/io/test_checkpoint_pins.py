@@ -109,3 +109,17 @@ def test_a_module_added_after_launch_is_refused(tmp_path):
     (model / "tokenizer.json").unlink()
     with pytest.raises(checkpoints.ChecksumMismatchError, match=r"tokenizer.json has sha256 \(missing\)"):
         checkpoints.checkpoint_dir(str(model), files_sha256=pins)
+
+
+def test_a_file_rewritten_after_a_passing_check_is_caught_by_the_next_check(tmp_path):
+    """Checks hash a file again only when it changed: a rewrite of the same size between two
+    checks (a DoFn setup, then the next wave's) must still be caught."""
+    model = _local_copy(tmp_path)
+    pins = checkpoints.checkpoint_files_sha256(model)
+    checkpoints.verify_checkpoint_files("m", model, pins)
+    config = model / "config.json"
+    text = config.read_text()
+    config.write_text(text.replace('"gelu"', '"relu"'))  # the same length
+    assert len(config.read_text()) == len(text) and config.read_text() != text
+    with pytest.raises(checkpoints.ChecksumMismatchError, match="config.json has sha256"):
+        checkpoints.verify_checkpoint_files("m", model, pins)
