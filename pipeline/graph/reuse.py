@@ -71,7 +71,8 @@ class Copy(beam.DoFn):
         self.meter = StageMeter(Stage.REUSE)
         self.settings = self.plan.settings_hash
         reuse = self.plan.reuse
-        self.copy_kinds = None if reuse.copy_kinds is None else set(reuse.copy_kinds)
+        keep = reuse.copy_kinds
+        self.keep = None if keep is None else [ex for ex in self.plan.extractors if ex.name in keep]
         self.run = [ex for ex in self.plan.extractors if ex.name in reuse.run_kinds]
 
     def process(self, item):
@@ -105,17 +106,11 @@ class Copy(beam.DoFn):
                 },
             )
         for e in grouped[tables.EXTRACTIONS]:
-            if self.copy_kinds is None or extractor_of(e["kind"]) in self.copy_kinds:
+            if self.keep is None or any(ex.owns(e["kind"]) for ex in self.keep):
                 yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
         for ex in self.run:  # text-only extractors added or changed since the previous run
             for e in ex.text_rows(doc):
                 yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
-
-
-def extractor_of(kind: str) -> str:
-    """The extractor that writes extraction rows of this kind ('entity:date' -> 'entities')."""
-    prefix = kind.split(":")[0]
-    return {"keyphrase": "keyphrases", "label": "labels", "entity": "entities"}.get(prefix, prefix)
 
 
 def _metadata(doc: Document) -> str | None:

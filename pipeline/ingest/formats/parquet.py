@@ -27,16 +27,16 @@ BATCH_ROWS = 1024
 PIECE_BYTES = 64 << 20  # strings turned into Python objects at a time (at least one row)
 
 
-def _stringy(t: pa.DataType) -> bool:
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
-
-
 def _text_type(t: pa.DataType) -> bool:
     if pa.types.is_dictionary(t):
         t = t.value_type
     return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _stringy(t: pa.DataType) -> bool:
+    """Text or bytes (dictionary-encoded or not): the cells whose size is checked."""
+    v = t.value_type if pa.types.is_dictionary(t) else t
+    return _text_type(v) or pa.types.is_binary(v) or pa.types.is_large_binary(v)
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
