@@ -29,6 +29,9 @@ class Document:
     text: str
     metadata: dict = field(default_factory=dict)
     provenance: Provenance | None = None
+    # ISO 639-1 code whose rules (sentences, stop words, dates, money) apply to this document:
+    # --language when given, else the detected language; None: undetermined (English rules).
+    language: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,6 +91,7 @@ class DocInfo:
     text: str | None = None  # the text offsets refer to; None with --no-store-text
     provenance: Provenance | None = None
     fingerprint: str | None = None  # hash of the text and everything that changes the outputs
+    language: str | None = None  # Document.language
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
