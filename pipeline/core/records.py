@@ -18,6 +18,9 @@ class Provenance:
     sections: tuple[tuple[int, str], ...] = ()  # (character offset, heading), in document order
     url: str | None = None  # WARC: the record's target URI
     crawl_date: str | None = None  # WARC: WARC-Date, ISO 8601 UTC
+    # PDF: layout lines left out of the text (summed into the manifest's counts)
+    running_lines: int = 0  # running headers, footers, page numbers
+    leader_lines: int = 0  # contents and index lines with dot leaders
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -119,6 +119,9 @@ class ParseFile(beam.DoFn):
             )
             for reason, n in skipped.items():
                 self.meter.count(f"skipped_{reason}", n)
+            for kind in ("running_lines", "leader_lines"):  # PDF layout left out of the text
+                if n := sum(getattr(d.provenance, kind) for d in docs if d.provenance):
+                    self.meter.count(f"dropped_{kind}", n)
             for rec in group:
                 if isinstance(rec, Rejection):
                     yield beam.pvalue.TaggedOutput(ERRORS, rec)

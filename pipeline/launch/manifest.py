@@ -117,6 +117,8 @@ def build(
             "skipped_by_reason": {
                 k[len("skipped_") :]: v for k, v in sorted(parse.items()) if k.startswith("skipped_")
             },
+            # PDF lines left out of the text as layout: running headers/footers, dot leaders
+            "pdf_layout_lines_dropped": {k: parse.get(f"dropped_{k}_lines", 0) for k in ("running", "leader")},
         },
         "accounting": {k: check[k] for k in ("holds", "read", "ok", "rejected", "duplicate_doc_ids")},
         "model": {

@@ -5,6 +5,7 @@ Each maker returns bytes; `write_corpus` lays them all out in one folder."""
 import csv
 import io
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import docx
@@ -263,3 +264,90 @@ def faq_csv(delimiter: str = ",") -> bytes:
     writer.writeheader()
     writer.writerows(CSV_ROWS)
     return out.getvalue().encode()
+
+
+# ---- A report whose true text is known: running header and footer, contents with dot
+# leaders, words hyphenated at line ends (tests and tests/benchmarks/pdf_text_quality.py) ----
+
+REPORT_HEADER = "Port Authority of Eastmouth - Annual Harbour Survey"
+REPORT_TOPICS = ["Navigation", "Dredging", "Fisheries", "Shipbuilding", "Conservation"]
+REPORT_PROSE = [
+    "The navigational channel was resurveyed after the winter storms moved considerable quantities of sand.",
+    "Dredging contractors removed approximately forty thousand cubic metres of sediment from the inner basin.",
+    "Commercial fishermen reported that the herring population recovered substantially during the autumn.",
+    "The shipbuilding yard completed two refrigerated vessels and negotiated a maintenance agreement.",
+    "Conservation volunteers documented breeding colonies of terns on the northern breakwater.",
+    "Environmental monitoring confirmed that dissolved oxygen concentrations remained satisfactory.",
+    "The harbourmaster recommended extending the pilotage requirements to vessels above ninety metres.",
+    "Infrastructure investments concentrated on strengthening the quay walls against corrosion.",
+    "Meteorological observations were transmitted automatically to the coordination centre every hour.",
+    "Occasional disagreements between recreational sailors and commercial operators were resolved amicably.",
+]
+
+
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+
+
+@dataclass(frozen=True)
+class KnownPdf:
+    data: bytes
+    pages: list[list[str]]  # the content each page holds, as written (paragraphs, unhyphenated)
+    layout: list[str]  # every layout line drawn (header, footers, contents leaders), as drawn
+
+    @property
+    def text(self) -> str:
+        """The text a reader keeps: every page's content, layout left out."""
+        return "\n\n".join("\n".join(page) for page in self.pages if page)
+
+
+def soft_hyphenated(sentence: str) -> str:
+    """Long words get a soft hyphen in their middle: fpdf2 breaks lines there and draws a '-'."""
+    return " ".join(w[: len(w) // 2] + "\u00ad" + w[len(w) // 2 :] if len(w) >= 9 else w for w in sentence.split())
+
+
+def report_pdf(paragraphs: int = 5) -> KnownPdf:
+    """A title page, a contents page with dot leaders, then one page per chapter (a bookmark
+    each) of prose whose long words break at line ends; every page carries the running header
+    and a 'Page N of M' footer."""
+
+    class Report(FPDF):
+        def header(self):
+            self.set_font("helvetica", size=9)
+            self.cell(0, 8, REPORT_HEADER, new_x="LMARGIN", new_y="NEXT")
+            self.set_font("helvetica", size=11)
+
+        def footer(self):
+            self.set_y(-15)
+            self.set_font("helvetica", size=9)
+            self.cell(0, 8, f"Page {self.page_no()} of {{nb}}", align="C")
+
+    pdf = Report()
+    pdf.set_font("helvetica", size=11)
+    pages: list[list[str]] = []
+    n = 2 + len(REPORT_TOPICS)
+    layout = [REPORT_HEADER] * n + [f"Page {i} of {n}" for i in range(1, n + 1)]
+
+    def write(text: str) -> None:
+        pdf.multi_cell(0, 6, soft_hyphenated(text), new_x="LMARGIN", new_y="NEXT")
+        pages[-1].append(text)
+
+    pdf.add_page()
+    pages.append([])
+    write("Annual Harbour Survey")
+    write(" ".join(REPORT_PROSE[:3]))
+    pdf.add_page()
+    pages.append([])
+    write("Contents")
+    for k, topic in enumerate(REPORT_TOPICS, 1):
+        entry = f"{k}. {topic} " + ". " * (40 - len(topic)) + str(k + 2)
+        pdf.cell(0, 6, entry, new_x="LMARGIN", new_y="NEXT")
+        layout.append(entry)
+    for k, topic in enumerate(REPORT_TOPICS, 1):
+        pdf.add_page()
+        pages.append([])
+        pdf.start_section(f"{k}. {topic}")
+        write(f"{k}. {topic}")
+        for i in range(paragraphs):
+            lead = f"The {ORDINALS[i]} {topic.lower()} finding."  # no paragraph is written twice
+            write(" ".join([lead] + [REPORT_PROSE[(k + i + j) % len(REPORT_PROSE)] for j in range(3)]))
+    return KnownPdf(bytes(pdf.output()), pages, layout)

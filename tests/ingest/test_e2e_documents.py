@@ -21,6 +21,7 @@ GOOD = {
     "census.pdf": files.table_pdf,
     "greek.pdf": files.non_latin_pdf,
     "pdf-named.txt": files.multipage_pdf,  # the extension lies: read as the PDF it is
+    "survey.pdf": lambda: files.report_pdf().data,  # running header, footer, dot leaders
     "report.docx": files.report_docx,
     "otters.html": lambda: files.news_page(paragraphs=3).encode(),
     "crawl.warc.gz": files.crawl_warc,
@@ -70,7 +71,7 @@ def test_every_document_is_written_or_one_error_line_and_warc_records_are_counte
     assert all(found[name] in (code if isinstance(code, tuple) else (code,)) for name, (_, code) in BAD.items()), found
     assert all(e["message"].startswith(e["source"]) and e["stage"] == "parse" for e in errors)
     counts = res.manifest["counts"]
-    assert res.manifest["accounting"]["holds"] and counts["read"] == len(docs) + len(errors) == 12 + 6
+    assert res.manifest["accounting"]["holds"] and counts["read"] == len(docs) + len(errors) == 13 + 6
     assert counts["skipped"] == 7 and counts["skipped_by_reason"] == {"not_response": 5, "not_html": 1, "not_200": 1}
     formats = {key.split("|")[0]: d["format"] for key, d in docs.items()}
     assert formats == {
@@ -79,6 +80,7 @@ def test_every_document_is_written_or_one_error_line_and_warc_records_are_counte
         "census.pdf": "pdf",
         "greek.pdf": "pdf",
         "pdf-named.txt": "pdf",
+        "survey.pdf": "pdf",
         "report.docx": "docx",
         "otters.html": "html",
         "crawl.warc.gz": "html",
@@ -98,6 +100,22 @@ def test_chunks_know_their_pages(run):
     assert mine[0]["page_start"] == 1 and mine[-1]["page_end"] == 5
     assert all(c["text"] == book["text"][c["start_char"] : c["end_char"]] for c in mine)
     assert [c["section"] for c in mine][0] == "Chapter 1: navigation"
+
+
+def test_pdf_layout_lines_leave_chunks_on_their_pages_and_are_counted(run):
+    known = files.report_pdf()
+    survey = doc(run, "survey.pdf")
+    mine = chunks_of(run, survey)
+    pages = [" ".join(" ".join(page).split()) for page in known.pages]
+    assert len({c["page_start"] for c in mine}) > 2
+    for c in mine:  # where the chunk begins and ends, its page numbers say
+        words = c["text"].split()
+        assert " ".join(words[:6]) in pages[c["page_start"] - 1], c
+        assert " ".join(words[-6:]) in pages[c["page_end"] - 1], c
+    assert not [line for line in known.layout if line in survey["text"]]
+    dropped = run[0].manifest["counts"]["pdf_layout_lines_dropped"]
+    # the book's 5 and survey's 7 pages: no line of the book is layout
+    assert dropped == {"running": 2 * len(known.pages), "leader": len(files.REPORT_TOPICS)}
 
 
 def test_word_chunks_carry_their_heading(run):

@@ -73,6 +73,36 @@ def test_pdf_reading_order_two_columns_tables_and_non_latin(parse):
     assert files.GREEK in foreign and files.CYRILLIC in foreign
 
 
+@pytest.fixture(scope="module")
+def report(parse) -> tuple[files.KnownPdf, Document]:
+    known = files.report_pdf()
+    return known, one(parse("/in/report.pdf", known.data))
+
+
+def test_pdf_words_hyphenated_at_line_ends_come_back_whole(report):
+    known, doc = report
+    assert "\ufffe" not in doc.text and "\u00ad" not in doc.text
+    for page in known.pages:
+        for paragraph in page:
+            assert squash(paragraph) in squash(doc.text)  # 'Conservation', not 'Conser\ufffevation'
+
+
+def test_pdf_running_headers_footers_and_leaders_leave_the_text_offsets_stay_right(report):
+    known, doc = report
+    lines = {squash(line) for line in doc.text.split("\n")}
+    assert not lines & {squash(line) for line in known.layout}
+    prov = doc.provenance
+    assert (prov.running_lines, prov.leader_lines) == (2 * len(known.pages), len(files.REPORT_TOPICS))
+    # each page starts at its first kept line; every paragraph, and each chapter's bookmark, on its page
+    assert len(prov.pages) == len(known.pages)
+    for number, (start, page) in enumerate(zip(prov.pages, known.pages), 1):
+        assert doc.text.startswith(page[0], start)
+        for paragraph in page:
+            assert pages_of(prov, *span(doc.text, paragraph)) == {"page_start": number, "page_end": number}
+    for k, topic in enumerate(files.REPORT_TOPICS):
+        assert prov.sections[k] == (prov.pages[k + 2], f"{k + 1}. {topic}")
+
+
 @pytest.mark.parametrize(
     ("make", "code"),
     [

@@ -1,8 +1,10 @@
 """PDF: one document per file, its text page by page through PDFium (in the sandbox).
 
-The text keeps the reading order PDFium gives; pages are joined by a blank line and the
-offset where each page starts is kept (Provenance.pages), so every chunk knows its pages.
-Bookmarks become section titles, placed where their title appears on their page.
+The text keeps the reading order PDFium gives, cleaned page by page (pdf_clean: words
+hyphenated at line ends made whole, running headers, footers and dot leaders dropped); pages
+are joined by a blank line and the offset where each cleaned page starts is kept
+(Provenance.pages), so every chunk knows its pages. Bookmarks become section titles, placed
+where their title appears on their page.
 """
 
 from collections.abc import Iterator
@@ -12,6 +14,7 @@ from docbeam.pipeline.core.records import Provenance, reject
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.layout import join_blocks
 from docbeam.pipeline.ingest.parse_config import ParseConfig
+from docbeam.pipeline.ingest.pdf_clean import clean_pages
 from docbeam.pipeline.ingest.reading import read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
@@ -32,9 +35,12 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
     except ParseProblem as p:
         yield reject(STAGE, p.code, path, p.message, row=0, doc_id=path)
         return
-    text, starts = join_blocks(pages)
+    clean = clean_pages(pages, keep=outline)
+    text, starts = join_blocks(clean.pages)
     if not text:
         problem = f"no text layer on any of its {len(pages)} page(s) (scanned? docbeam does no OCR)"
+        if any(page.strip() for page in pages):
+            problem = f"nothing but layout lines (headers, footers, dot leaders) on its {len(pages)} page(s)"
         yield reject(STAGE, "pdf_no_text", path, problem, row=0, doc_id=path)
         return
     sections = []
@@ -43,4 +49,11 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
         at = text.find(title, starts[index], end)
         sections.append((at if at >= 0 else starts[index], title))
     sections.sort(key=lambda s: s[0])
-    yield document(path, 0, path, text, Provenance(format="pdf", pages=tuple(starts), sections=tuple(sections)))
+    prov = Provenance(
+        format="pdf",
+        pages=tuple(starts),
+        sections=tuple(sections),
+        running_lines=clean.running,
+        leader_lines=clean.leaders,
+    )
+    yield document(path, 0, path, text, prov)

@@ -1,0 +1,139 @@
+"""PDF page text as a reader keeps it: words hyphenated at line ends made whole again, and
+layout lines dropped (running headers and footers, page numbers, contents and index leaders).
+Works page by page, so the offsets of the joined text (pages, sections) are those of the
+cleaned text. Pure: no Beam, no PDFium here."""
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+
+MIN_PAGES = 4  # running headers and footers are looked for on PDFs of 4 pages or more only
+EDGE = 2  # non-blank lines at the top and at the bottom of a page where they may stand
+MAX_RUNNING = 100  # characters: a running header or footer is one short line
+
+# PDFium returns U+FFFE where a line ends in a hyphen it takes for a word break (and joins the
+# two lines); U+00AD is a soft hyphen, a break opportunity that is never text.
+_MARKED = re.compile(r"(\w*)([\ufffe\u00ad])[ \t]*\n?[ \t]*(\w*)")
+# A hard '-' ending a line, between letters, that PDFium left unmarked.
+_HARD = re.compile(r"([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)")
+_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+_WORD = re.compile(r"\w+")
+# A leader: four or more dots (spaced or not) running to a page reference ending the line,
+# or a line of nothing but dots. Dots inside text ("a..b", "etc...") are no leader.
+_LEADER = re.compile(r"(?:(?:\.\s*){4,}|…{2,})\s*(?:\d+|[ivxlcdm]+)\s*$", re.IGNORECASE)
+_DOTS = re.compile(r"[\s.…]*(?:\.\s*){4}[\s.…]*")
+_DIGITS = re.compile(r"\d+")
+_PAGE_ONLY = re.compile(r"(?:page|p\.|of|#|[^\w#])*", re.IGNORECASE)  # "#", "- # -", "Page # of #"
+
+
+@dataclass(frozen=True)
+class CleanPages:
+    pages: list[str]
+    running: int  # lines dropped as running headers, footers and page numbers
+    leaders: int  # lines dropped as dot leaders (contents, indexes)
+
+
+def clean_pages(pages: list[str], keep: Collection[tuple[int, str]] = ()) -> CleanPages:
+    """Every page's text without its layout lines and with its hyphenated words whole.
+    `keep`: (page index, line) never dropped (the bookmark titles, which locate sections)."""
+    lines = [page.split("\n") for page in pages]
+    kept = {(i, " ".join(title.split())) for i, title in keep}
+    running = running_lines(lines) if len(pages) >= MIN_PAGES else set()
+    out, n_running, n_leaders = [], 0, 0
+    for i, page in enumerate(lines):
+        body = []
+        for j, line in enumerate(page):
+            if (i, " ".join(line.split())) in kept:
+                body.append(line)
+            elif (i, j) in running:
+                n_running += 1
+            elif is_leader(line):
+                n_leaders += 1
+            else:
+                body.append(line)
+        out.append("\n".join(body))
+    seen = words_of(out)
+    return CleanPages([join_hyphens(page, seen) for page in out], n_running, n_leaders)
+
+
+def is_leader(line: str) -> bool:
+    """`Introduction . . . . . 22`, `Index.......iv`, `.....`: a contents or index line."""
+    return _LEADER.search(line) is not None or _DOTS.fullmatch(line) is not None
+
+
+def words_of(pages: list[str]) -> set[str]:
+    """Every word and hyphenated compound ('well-known') the document writes, lowercased:
+    the evidence for how a word broken at a line end is written whole."""
+    return {m.group().lower() for page in pages for m in _WORD.finditer(page)} | {
+        m.group().lower() for page in pages for m in _COMPOUND.finditer(page)
+    }
+
+
+def join_hyphens(text: str, seen: Collection[str] = frozenset()) -> str:
+    """Words broken across a line end made whole: `manip\ufffeulation` -> `manipulation`.
+    `seen`: words_of() the whole document.
+
+    U+00AD (a soft hyphen) is never text: it goes. U+FFFE is PDFium's mark of a line-end
+    hyphen, which may also be a compound's own hyphen. It goes where the document writes the
+    joined word elsewhere ('SE\ufffeQUENCE' where 'SEQUENCE' stands) or between lowercase
+    letters, unless the document writes the compound with its hyphen ('well-known'); else it
+    is a '-' ('Self-Employed', 'ISO-8859'). A hard '-' ending a line, which PDFium left
+    unmarked, joins only between a lowercase letter and a lowercase letter first on the next
+    line, the compound unseen: anything else there (an option '--help', a range '1-\n5', a
+    name) keeps its line break, since a wrong join glues two words where a kept break costs
+    a reader nothing."""
+
+    def lower_break(left: str, right: str) -> bool:
+        return left[-1:].islower() and right[:1].islower() and f"{left}-{right}".lower() not in seen
+
+    def marked(m: re.Match) -> str:
+        left, mark, right = m.groups()
+        if mark == "\u00ad" or (left and right and (left + right).lower() in seen) or lower_break(left, right):
+            return left + right
+        return f"{left}-{right}"
+
+    def hard(m: re.Match) -> str:
+        left, right = m.groups()
+        return left + right if lower_break(left, right) else m.group()
+
+    return _HARD.sub(hard, _MARKED.sub(marked, text))
+
+
+def running_lines(pages: list[list[str]]) -> set[tuple[int, int]]:
+    """(page index, line index) of the running headers and footers: short lines at a page's
+    top or bottom that repeat on most pages, digits aside ('Page 3 of 9', a title), or that
+    carry the page's own number, counting on from page to page on most pages ('14',
+    'Chapter 4: Function reference 12' above a manual's pages)."""
+    edges = [_edge_lines(page) for page in pages]
+    most = max(3, math.ceil(len(pages) / 2))
+    on_pages: dict[str, set[int]] = defaultdict(set)
+    for i, edge in enumerate(edges):
+        for _, shape in edge:
+            on_pages[shape].add(i)
+    repeated = {shape for shape, where in on_pages.items() if len(where) >= most}
+    found = {(i, j) for i, edge in enumerate(edges) for j, shape in edge if shape in repeated}
+    # Page numbers: the same shape on two pages at least, or nothing but the number (so a
+    # chapter title 'Chapter 3: Fisheries' on page 3 is no page number), whose number is the
+    # page's index plus an offset (the front matter's pages) shared by most pages.
+    numbered: dict[int, set[tuple[int, int]]] = defaultdict(set)
+    for i, edge in enumerate(edges):
+        for j, shape in edge:
+            if "#" in shape and (len(on_pages[shape]) >= 2 or _PAGE_ONLY.fullmatch(shape)):
+                for n in _DIGITS.findall(pages[i][j]):
+                    numbered[int(n) - i].add((i, j))
+    if numbered:
+        lines = max(numbered.values(), key=lambda at: len({i for i, _ in at}))
+        if len({i for i, _ in lines}) >= most:
+            found |= lines
+    return found
+
+
+def _edge_lines(page: list[str]) -> list[tuple[int, str]]:
+    """(index, shape) of the first and last EDGE non-blank short lines; the shape is the line
+    with its whitespace collapsed and every run of digits read as '#'."""
+    filled = [j for j, line in enumerate(page) if line.strip()]
+    at = sorted(set(filled[:EDGE] + filled[-EDGE:]))
+    shapes = [(j, _DIGITS.sub("#", " ".join(page[j].split()))) for j in at]
+    return [(j, s) for j, s in shapes if len(s) <= MAX_RUNNING]
