@@ -8,8 +8,12 @@ from collections import Counter
 
 import pytest
 
+from docbeam.model.checkpoint import default_checkpoint_dir
+from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core.records import Document, Rejection, Skipped
 from docbeam.pipeline.graph.assemble import pages_of, section_of
+from docbeam.pipeline.ingest.chunking import Windowing, chunk_documents
+from tests.benchmarks.pdf_text_quality import agreement, layout_mostly, layout_spans
 from tests.ingest import files
 
 
@@ -101,6 +105,18 @@ def test_pdf_running_headers_footers_and_leaders_leave_the_text_offsets_stay_rig
             assert pages_of(prov, *span(doc.text, paragraph)) == {"page_start": number, "page_end": number}
     for k, topic in enumerate(files.REPORT_TOPICS):
         assert prov.sections[k] == (prov.pages[k + 2], f"{k + 1}. {topic}")
+
+
+def test_pdf_text_agrees_with_the_known_text_and_no_chunk_is_mostly_layout(report):
+    # issue 24's metrics (tests/benchmarks/pdf_text_quality.py): main's text agreed 0.95 here,
+    # and one chunk of six was mostly header, footer and contents leaders
+    known, doc = report
+    assert agreement(doc.text, known.text) > 0.99
+    tokenizer, special = load_tokenizer(default_checkpoint_dir())
+    ((_, chunks),) = chunk_documents([doc], tokenizer, special, Windowing.of(256))
+    labels = {squash(line) for line in known.layout}  # the generator's list, not the heuristic's
+    spans = layout_spans(doc.text, doc.provenance.pages, lambda _, line: line in labels)
+    assert layout_mostly([(c.start_char, c.end_char) for c in chunks], spans) == 0
 
 
 @pytest.mark.parametrize(
