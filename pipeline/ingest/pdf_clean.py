@@ -14,16 +14,16 @@ EDGE = 2  # non-blank lines at the top and at the bottom of a page where they ma
 MAX_RUNNING = 100  # characters: a running header or footer is one short line
 
 # PDFium returns U+FFFE where a line ends in a hyphen it takes for a word break (and joins the
-# two lines); U+00AD is a soft hyphen, a break opportunity that is never text.
-_MARKED = re.compile(r"(\w*)([\ufffe\u00ad])[ \t]*\n?[ \t]*(\w*)")
+# two lines). Each pattern starts at a word's start (the lookbehind), so a long run of letters
+# costs one pass, not one per letter.
+_MARKED = re.compile(r"(?<!\w)(\w*)\ufffe([ \t]*\n?[ \t]*)(\w*)")
+# U+00AD, a soft hyphen, is a break opportunity, never text: it goes, and the line break after it.
+_SOFT = re.compile(r"\u00ad(?:[ \t]*\n[ \t]*(?=\w))?")
 # A hard '-' ending a line, between letters, that PDFium left unmarked.
-_HARD = re.compile(r"([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)")
+_HARD = re.compile(r"(?<![^\W\d_])([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)")
 _COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
 _WORD = re.compile(r"\w+")
-# A leader: four or more dots (spaced or not) running to a page reference ending the line,
-# or a line of nothing but dots. Dots inside text ("a..b", "etc...") are no leader.
-_LEADER = re.compile(r"(?:(?:\.\s*){4,}|…{2,})\s*(?:\d+|[ivxlcdm]+)\s*$", re.IGNORECASE)
-_DOTS = re.compile(r"[\s.…]*(?:\.\s*){4}[\s.…]*")
+_PAGE_REF = re.compile(r"(?:\d+|[ivxlcdm]+)$", re.IGNORECASE)  # what a leader leads to
 _DIGITS = re.compile(r"\d+")
 _PAGE_ONLY = re.compile(r"(?:page|p\.|of|#|[^\w#])*", re.IGNORECASE)  # "#", "- # -", "Page # of #"
 
@@ -59,8 +59,16 @@ def clean_pages(pages: list[str], keep: Collection[tuple[int, str]] = ()) -> Cle
 
 
 def is_leader(line: str) -> bool:
-    """`Introduction . . . . . 22`, `Index.......iv`, `.....`: a contents or index line."""
-    return _LEADER.search(line) is not None or _DOTS.fullmatch(line) is not None
+    """`Introduction . . . . . 22`, `Index.......iv`, `.....`: a contents or index line: four
+    dots or more (spaced or not), or two ellipses, running to a page reference that ends the
+    line, or nothing but dots. Dots inside text ('a..b', 'etc...') lead nowhere."""
+    line = line.strip()
+    ref = _PAGE_REF.search(line)
+    before = line[: ref.start()] if ref else line
+    if ref is None and before.strip(". \t…"):
+        return False
+    dots = before[len(before.rstrip(". \t…")) :]  # the run of dots ending `before`
+    return dots.count(".") >= 4 or dots.count("…") >= 2
 
 
 def words_of(pages: list[str]) -> set[str]:
@@ -89,8 +97,10 @@ def join_hyphens(text: str, seen: Collection[str] = frozenset()) -> str:
         return left[-1:].islower() and right[:1].islower() and f"{left}-{right}".lower() not in seen
 
     def marked(m: re.Match) -> str:
-        left, mark, right = m.groups()
-        if mark == "\u00ad" or (left and right and (left + right).lower() in seen) or lower_break(left, right):
+        left, gap, right = m.groups()
+        if not right:  # nothing follows to join (the page's end): the hyphen it was
+            return f"{left}-{gap}"
+        if (left + right).lower() in seen or lower_break(left, right):
             return left + right
         return f"{left}-{right}"
 
@@ -98,7 +108,7 @@ def join_hyphens(text: str, seen: Collection[str] = frozenset()) -> str:
         left, right = m.groups()
         return left + right if lower_break(left, right) else m.group()
 
-    return _HARD.sub(hard, _MARKED.sub(marked, text))
+    return _HARD.sub(hard, _MARKED.sub(marked, _SOFT.sub("", text)))
 
 
 def running_lines(pages: list[list[str]]) -> set[tuple[int, int]]:

@@ -83,3 +83,13 @@ def test_chapter_titles_numbered_like_pages_stay():
     # a bookmark title is never dropped, even where it repeats like a header
     pages = [f"Chapter {i + 1}\n{body}" for i, body in enumerate(BODY)]
     assert clean_pages(pages, keep=[(i, f"Chapter {i + 1}") for i in range(4)]).pages == pages
+
+
+def test_long_runs_cost_one_pass():
+    # a text layer of one endless 'word' (a data blob): linear, not one try per character
+    import time
+
+    blob = "a" * 20_000 + ". Self\ufffeEmployed\n" + "." * 10_000 + "z"  # quadratic: 40 s
+    t0 = time.perf_counter()
+    assert join_hyphens(blob) == blob.replace("\ufffe", "-") and not is_leader(blob.split("\n")[1])
+    assert time.perf_counter() - t0 < 1
