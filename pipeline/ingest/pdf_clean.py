@@ -72,10 +72,22 @@ def is_leader(line: str) -> bool:
 
 
 def words_of(pages: list[str]) -> set[str]:
-    """Every word and hyphenated compound ('well-known') the document writes, lowercased:
-    the evidence for how a word broken at a line end is written whole."""
-    return {m.group().lower() for page in pages for m in _WORD.finditer(page)} | {
-        m.group().lower() for page in pages for m in _COMPOUND.finditer(page)
+    """The words and hyphenated compounds ('well-known') the document writes, lowercased, that
+    tell how a word broken at a line end is written whole: only those (a set of every word of
+    a 64 MiB text would cost more memory than the text)."""
+    wanted = set()
+    for page in pages:
+        for m in [*_MARKED.finditer(page), *_HARD.finditer(page)]:
+            left, right = m.group(1), m.groups()[-1]
+            wanted |= {(left + right).lower(), f"{left}-{right}".lower()}
+    if not wanted:
+        return wanted
+    return {
+        w
+        for page in pages
+        for pattern in (_WORD, _COMPOUND)
+        for m in pattern.finditer(page)
+        if (w := m.group().lower()) in wanted
     }
 
 
