@@ -45,7 +45,7 @@ def clean_pages(pages: list[str], keep: Collection[tuple[int, str]] = ()) -> Cle
     for i, page in enumerate(lines):
         body = []
         for j, line in enumerate(page):
-            if (i, " ".join(line.split())) in kept:
+            if kept and (i, " ".join(line.split())) in kept:
                 body.append(line)
             elif (i, j) in running:
                 n_running += 1
