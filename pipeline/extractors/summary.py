@@ -25,7 +25,7 @@ SPEC_START = set("%-+^_~|*#=<>{}\\")  # format codes, options, markup, operators
 SENTENCE_END = re.compile(r"[.!?…。！？؟।][\"'”’»」』)\]]*$")
 
 
-def reads_as_sentence(sentence: str) -> bool:
+def reads_as_sentence(sentence: str, lower_case: bool = False) -> bool:
     """A summary is read as sentences, so a candidate must be one, not a heading, a table of
     contents entry, a label or a format specification (the `date` man page's `%D     date; same
     as %m/%d/%y`). A sentence of prose:
@@ -34,6 +34,9 @@ def reads_as_sentence(sentence: str) -> bool:
       description starts in lower case, and several unpunctuated lines are a list);
     - does not start with a format code, an option, markup or an operator (`%c`, `-d`, `+`, `{`),
       nor with a token without letters or digits: those start specifications, not sentences;
+    - does not start in lower case (in scripts with case): a man page's option descriptions
+      (`output date/time in ISO 8601 format.`) and fragments of a mis-split sentence do; unless
+      `lower_case`, for a text that writes all its sentences so (a chat message);
     - is mostly letters (MIN_LETTER_SHARE of its non-space characters), as words are."""
     words = sentence.split()
     if len(words) < MIN_WORDS:
@@ -42,6 +45,8 @@ def reads_as_sentence(sentence: str) -> bool:
     if not SENTENCE_END.search(sentence) and not unpunctuated_statement:
         return False
     if sentence[0] in SPEC_START or not any(c.isalnum() for c in words[0]):
+        return False
+    if sentence[0].islower() and not lower_case:
         return False
     chars = "".join(words)
     return sum(c.isalpha() for c in chars) >= MIN_LETTER_SHARE * len(chars)
@@ -52,7 +57,10 @@ def summary_spans(doc: Document, language: str) -> list[tuple[int, int]]:
     sentences (headings, the document's sections among them, are boundaries, not text) that
     read as sentences."""
     headings = doc.provenance.sections if doc.provenance else ()
-    return [(s, e) for s, e in prose_sentences(doc.text, language, headings) if reads_as_sentence(doc.text[s:e])]
+    spans = prose_sentences(doc.text, language, headings)
+    return [(s, e) for s, e in spans if reads_as_sentence(doc.text[s:e])] or [
+        (s, e) for s, e in spans if reads_as_sentence(doc.text[s:e], lower_case=True)
+    ]
 
 
 class Summary(Extractor):

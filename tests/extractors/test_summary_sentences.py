@@ -75,8 +75,16 @@ def test_the_date_man_page_format_lines_are_not_sentences():
     for line in ("%c     locale's date and time", "%D     date; same as %m/%d/%y", "%x     locale's date"):
         assert line in DATE_MAN and not [s for s in got if line.split()[0] in s]
     assert "By default, date pads numeric fields with zeroes." in got
+    assert "Display\tdate  and  time\t in  the given FORMAT." in got
+    # option descriptions are not sentences of their own
+    assert "output date/time in ISO 8601 format." in DATE_MAN and not [s for s in got if s.startswith("output")]
     assert "Mandatory arguments to long options are\tmandatory  for\tshort  options\n       too." in got
     assert not [s for s in got if s.startswith(("NAME", "DESCRIPTION", "-d, --date"))]
+
+
+def test_a_text_written_in_lower_case_keeps_its_sentences():
+    text = "hey! landed safely, the flight was fine. hotel is lovely, right by the sea."
+    assert spans(text) == ["landed safely, the flight was fine.", "hotel is lovely, right by the sea."]
 
 
 def test_sentence_shape():
