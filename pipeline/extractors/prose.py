@@ -7,12 +7,14 @@ the segmenter (pipeline/ingest/sentences.py) runs on each run of prose lines.
 
 Not prose: console prompts and what follows them up to a blank line (`>>> `, `$ `, `In [1]:`,
 `C:\\>`, doctest output), tracebacks, fenced code blocks, markdown headings, and lines with
-no letters at all (rules, numbers, `'[1, 2]'`); then any "sentence" at least half of whose
-tokens are code (`json.dumps(obj) -> str`). Pure: no Beam here.
+no letters at all (rules, numbers, `'[1, 2]'`); headings, known (the format's sections) or by
+their shape (heading_lines), which would otherwise start the sentence after them; then any
+"sentence" at least half of whose tokens are code (`json.dumps(obj) -> str`).
+Pure: no Beam here.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
@@ -23,6 +25,11 @@ TRACEBACK = re.compile(r"[ \t]*Traceback \(most recent call last\):")
 FENCE = re.compile(r"[ \t]*(```|~~~)")
 HEADING = re.compile(r"[ \t]*#{1,6}[ \t]")
 LETTER = re.compile(r"[^\W\d_]")
+HEADING_WORDS = 8  # longer lines are statements, not headings or labels
+HEADING_END = re.compile(r"[^\W_]$|[)\]]$")  # a letter, digit or closing bracket last
+# a numbered heading or contents entry: `2. Users and Groups`, `2.1. Removal of...`, `3.2 Main`
+NUMBERED = re.compile(r"[ \t]*(?:\d+(?:\.\d+)*\.|\d+(?:\.\d+)+)[ \t]+[^\W\d_]")
+BULLET = re.compile(r"[-*+•‣◦][ \t]+")  # `- item`, as markdown and trafilatura write list items
 # A token of code: brackets, comparison/assignment, or an operator standing alone.
 CODE_TOKEN = re.compile(r"[(){}\[\]<>=;|\\]|^(?:->|=>|\+=|-=|\*\*|//|&&|\|\||::)$")
 
@@ -68,15 +75,72 @@ def code_lines(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def prose_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> list[tuple[int, int]]:
-    """(start, end) spans of the sentences outside code lines, in order."""
+def heading_lines(text: str, headings: Sequence[tuple[int, str]] = ()) -> list[tuple[int, int]]:
+    """(start, end) ranges of the lines that are headings: those the format marked (`headings`:
+    (offset, heading), a document's sections), and lines shaped like one, so that a heading is
+    never the start of the sentence after it (a sentence runs on over a single line break).
+
+    Shaped like a heading: a line of at most HEADING_WORDS words that does not end the way
+    wrapped prose breaks (a letter, digit or closing bracket last, no comma or full stop), and
+    that is numbered (`2.1. Removal of...`, a table of contents), or is followed by a line
+    indented 4 or more columns deeper (a man page's `NAME`, `-d, --date=STRING`), or by a line
+    starting with a capital or digit that is much longer (`Startup and Code Execution` then
+    `Upon startup with the -s option, IDLE will...`). Wrapped prose lines are of similar length,
+    so a short one before a capitalised word (`...met him in` / `Paris...`) stays prose."""
+    marked = {at for at, _ in headings}
+    lines = list(_lines(text))
+    out: list[tuple[int, int]] = []
+    for i, (at, line) in enumerate(lines):
+        nxt = lines[i + 1][1] if i + 1 < len(lines) else ""
+        if at in marked or (line.strip() and nxt.strip() and _heading_shaped(line, nxt)):
+            if out and out[-1][1] == at:
+                out[-1] = (out[-1][0], at + len(line))
+            else:
+                out.append((at, at + len(line)))
+    return out
+
+
+def _heading_shaped(line: str, nxt: str) -> bool:
+    words = line.split()
+    if len(words) > HEADING_WORDS or not HEADING_END.search(line.rstrip()):
+        return False
+    if NUMBERED.match(line):
+        return True
+    indent, next_indent = (len(s.expandtabs(8)) - len(s.expandtabs(8).lstrip()) for s in (line, nxt))
+    if next_indent >= indent + 4:
+        return True
+    first = nxt.lstrip()[:1]
+    return (first.isupper() or first.isdigit()) and len(line.strip()) < 0.6 * len(nxt.strip())
+
+
+def prose_sentences(
+    text: str, language: str = DEFAULT_LANGUAGE, headings: Sequence[tuple[int, str]] = ()
+) -> list[tuple[int, int]]:
+    """(start, end) spans of the sentences outside code and heading lines, in order."""
     spans: list[tuple[int, int]] = []
     at = 0
-    for start, end in [*code_lines(text), (len(text), len(text))]:
+    for start, end in [*_merge(code_lines(text), heading_lines(text, headings)), (len(text), len(text))]:
         if start > at:
             spans += [(at + s.start, at + s.end) for s in sentences(text[at:start], language)]
         at = end
-    return [(s, e) for s, e in spans if not looks_like_code(text[s:e])]
+    spans = [(s + _bullet(text, s, e), e) for s, e in spans]  # a list item's marker is not its sentence
+    return [(s, e) for s, e in spans if s < e and not looks_like_code(text[s:e])]
+
+
+def _bullet(text: str, start: int, end: int) -> int:
+    """The length of the list marker that starts the sentence, 0 if none."""
+    m = BULLET.match(text, start, end)
+    return m.end() - start if m else 0
+
+
+def _merge(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(a + b):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def looks_like_code(sentence: str) -> bool:

@@ -2,9 +2,11 @@
 
 Centrality is the cosine of a sentence's embedding to the document embedding. Sentences come
 from the shared segmenter (abbreviations such as "Dr." and hard-wrapped lines are not
-boundaries), over the document's prose only: code, prompts and tracebacks are never
-candidates (prose.py).
+boundaries), over the document's prose only: code, prompts, tracebacks and headings are never
+candidates (prose.py), and a candidate must read as a sentence (reads_as_sentence).
 """
+
+import re
 
 import numpy as np
 
@@ -15,6 +17,50 @@ from docbeam.pipeline.ingest.chunking import encode_short
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 
 MIN_WORDS = 3  # shorter "sentences" (labels, "See below.") do not summarise anything
+MIN_UNPUNCTUATED_WORDS = 8  # a single line this long without a full stop is still a statement
+MIN_LETTER_SHARE = 2 / 3  # of the non-space characters: prose is words, specifications are codes
+SPEC_START = set("%-+^_~|*#=<>{}\\")  # format codes, options, markup, operators
+# Ends as a sentence: a full stop, question or exclamation mark (Latin, CJK, Arabic, Devanagari),
+# or an ellipsis, then any closing quotes and brackets.
+SENTENCE_END = re.compile(r"[.!?…。！？؟।][\"'”’»」』)\]]*$")
+
+
+def reads_as_sentence(sentence: str, lower_case: bool = False) -> bool:
+    """A summary is read as sentences, so a candidate must be one, not a heading, a table of
+    contents entry, a label or a format specification (the `date` man page's `%D     date; same
+    as %m/%d/%y`). A sentence of prose:
+    - ends with sentence punctuation, or is one line of MIN_UNPUNCTUATED_WORDS words or more
+      starting with a capital (a heading, label or contents entry is shorter, an option's
+      description starts in lower case, and several unpunctuated lines are a list);
+    - does not start with a format code, an option, markup or an operator (`%c`, `-d`, `+`, `{`),
+      nor with a token without letters or digits: those start specifications, not sentences;
+    - does not start in lower case (in scripts with case): a man page's option descriptions
+      (`output date/time in ISO 8601 format.`) and fragments of a mis-split sentence do; unless
+      `lower_case`, for a text that writes all its sentences so (a chat message);
+    - is mostly letters (MIN_LETTER_SHARE of its non-space characters), as words are."""
+    words = sentence.split()
+    if len(words) < MIN_WORDS:
+        return False
+    unpunctuated_statement = "\n" not in sentence and len(words) >= MIN_UNPUNCTUATED_WORDS and sentence[0].isupper()
+    if not SENTENCE_END.search(sentence) and not unpunctuated_statement:
+        return False
+    if sentence[0] in SPEC_START or not any(c.isalnum() for c in words[0]):
+        return False
+    if sentence[0].islower() and not lower_case:
+        return False
+    chars = "".join(words)
+    return sum(c.isalpha() for c in chars) >= MIN_LETTER_SHARE * len(chars)
+
+
+def summary_spans(doc: Document, language: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of the document that may summarise it, in order: its prose
+    sentences (headings, the document's sections among them, are boundaries, not text) that
+    read as sentences."""
+    headings = doc.provenance.sections if doc.provenance else ()
+    spans = prose_sentences(doc.text, language, headings)
+    return [(s, e) for s, e in spans if reads_as_sentence(doc.text[s:e])] or [
+        (s, e) for s, e in spans if reads_as_sentence(doc.text[s:e], lower_case=True)
+    ]
 
 
 class Summary(Extractor):
@@ -25,8 +71,10 @@ class Summary(Extractor):
         self.top_k, self.max_sentences, self.language = top_k, max_sentences, language
 
     def candidates(self, doc: Document, tokenizer, special, max_seq_len: int) -> list[Segment]:
-        spans = [(s, e) for s, e in prose_sentences(doc.text, self.language) if len(doc.text[s:e].split()) >= MIN_WORDS]
-        spans = spans[: self.max_sentences]
+        # The document's own language when ingest set it; `self.language` (the planner's setting)
+        # only for documents without one. The lead reconciles this with the per-document
+        # language work (/work/wt/lang drops the planner's setting) at merge.
+        spans = summary_spans(doc, doc.language or self.language or DEFAULT_LANGUAGE)[: self.max_sentences]
         texts = [doc.text[s:e] for s, e in spans]
         ids = encode_short(texts, tokenizer, special, max_seq_len) if texts else []
         return [

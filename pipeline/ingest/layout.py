@@ -17,14 +17,3 @@ def join_blocks(blocks: list[str]) -> tuple[str, list[int]]:
             parts.append(block)
             at += len(block)
     return "".join(parts), starts
-
-
-def locate(text: str, headings: list[str], start: int = 0) -> list[tuple[int, str]]:
-    """(offset, heading) for each heading found in `text`, each searched for after the previous one."""
-    found = []
-    for heading in headings:
-        at = text.find(heading, start)
-        if at >= 0:
-            found.append((at, heading))
-            start = at + len(heading)
-    return found

@@ -16,6 +16,8 @@ from pypdf import PdfReader, PdfWriter
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+DATA = Path(__file__).parent / "data"  # real files, where they came from in data/README.md
+
 FONT = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"  # Greek and Cyrillic glyphs
 
 # One sentence per page that appears nowhere else, and filler that differs per page.

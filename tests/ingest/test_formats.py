@@ -190,7 +190,57 @@ def test_html_main_content_drops_the_boilerplate_and_keeps_the_title(parse):
 def test_html_text_all_keeps_every_visible_text(parse):
     doc = one(parse("/in/otters.html", files.news_page().encode(), html_text="all"))
     assert all(b in doc.text for b in files.BOILERPLATE) and files.ARTICLE[1] in doc.text
-    assert "dataLayer" not in doc.text and doc.provenance.sections == ()
+    assert "dataLayer" not in doc.text
+    headline = "River otters return to the Thames"
+    assert [h for _, h in doc.provenance.sections] == [headline, "A cleaner river", files.BOILERPLATE[5]]
+
+
+def manual() -> bytes:
+    return files.DATA.joinpath("users-and-groups.html").read_bytes()
+
+
+def heading_lines(doc: Document) -> list[str]:
+    """Each section's heading as the text has it at its offset: the whole line there."""
+    return [doc.text[at:].split("\n", 1)[0] for at, _ in doc.provenance.sections]
+
+
+@pytest.mark.parametrize("mode", ["main", "all"])
+def test_html_debian_manual_chapters_are_sections_on_lines_of_their_own(parse, mode):
+    # trafilatura dropped both "Chapter N." headings: every chunk carried the page title
+    doc = one(parse("/in/users-and-groups.html", manual(), html_text=mode))
+    titles = [h for _, h in doc.provenance.sections]
+    assert titles[-2:] == ["Chapter 1. Introduction", "Chapter 2. Users and Groups"]
+    assert heading_lines(doc) == titles  # each offset is the start of its heading's line
+    lines = doc.text.splitlines()
+    assert lines.count("Chapter 1. Introduction") == 1 and doc.text.count("Chapter 1. Introduction") == 1
+    after = lines[lines.index("Chapter 1. Introduction") + 1]
+    assert after.lstrip().startswith("The Debian base-passwd package contains the master versions")
+    assert section_of(doc.provenance, doc.text.index("Root is (typically) the superuser.")) == titles[-1]
+
+
+@pytest.mark.parametrize("mode", ["main", "all"])
+def test_html_sphinx_permalink_glyphs_are_not_text(parse, mode):
+    data = files.DATA.joinpath("idle-help-excerpt.html").read_bytes()
+    assert data.count("¶".encode()) == 3  # IDLE, Startup and Code Execution, Running user code
+    doc = one(parse("/in/idle.html", data, html_text=mode))
+    assert "¶" not in doc.text
+    titles = [h for _, h in doc.provenance.sections]
+    headings = ["IDLE", "Startup and Code Execution", "Running user code"]
+    if mode == "main":  # the page's title names what precedes the first heading (nothing here)
+        assert titles == ["IDLE — Python 3.12.0a0 documentation", *headings]
+        assert heading_lines(doc)[1:] == headings
+    else:  # every heading, the navigation's (above and below the body) too
+        navigation = ["Table of Contents", "Previous topic", "Next topic", "This Page", "Navigation"]
+        assert titles == [*navigation, *headings, *navigation]
+        assert heading_lines(doc) == titles
+    assert "Running user code\nWith rare exceptions" in doc.text
+
+
+def test_html_text_all_puts_each_block_on_its_own_line(parse):
+    doc = one(parse("/in/users-and-groups.html", manual(), html_text="all"))
+    # the DocBook table of contents is a <dl> of <dt> entries: one a line, not glued together
+    assert "Table of Contents\n1. Introduction\n2. Users and Groups\n" in doc.text
+    assert "root\nRoot is (typically) the superuser.\ndaemon\n" in doc.text  # <dt>/<dd>
 
 
 def test_html_charsets(parse):

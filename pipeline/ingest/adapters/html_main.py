@@ -1,21 +1,34 @@
 """A web page -> its title and main content (no navigation, headers, footers, cookie
-banners), through trafilatura."""
+banners), through trafilatura, with the page's headings as sections.
+
+trafilatura keeps some headings and drops others (its recovery pass never takes headings: a
+Debian DocBook manual lost every "Chapter N." heading), so the headings are read from the page
+itself and the dropped ones put back, each before the text that follows it on the page
+(headings.place_headings). Permalink glyphs (Sphinx's `¶`) are removed before extraction."""
 
 import logging
 
 import trafilatura
+from lxml import etree
 from trafilatura.settings import Document
 from trafilatura.utils import load_html
 
+from docbeam.pipeline.ingest.headings import LEAD_CHARS, is_permalink, place_headings
+
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds no text in
 
+HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+HIDDEN = {"script", "style", "noscript", "template", "title", "svg", "iframe", "object", "head"}
 
-def extract(markup: str) -> tuple[str, str, list[str]]:
-    """(title, main text, headings of the main text in order); empty strings when there are none."""
+
+def extract(markup: str) -> tuple[str, str, list[tuple[int, str]]]:
+    """(title, main text, (offset in the main text, heading) in order); empty when there are none."""
     tree = load_html(markup)
     if tree is None:
         return "", "", []
     title = " ".join((tree.findtext(".//title") or "").split())
+    drop_permalinks(tree)
+    events = page_events(tree)  # before trafilatura, which rewrites the tree
     # fast: without trafilatura's fallback extractors (readability, jusText): ~1.5x the pages per
     # CPU second at the same F1 on the article-extraction benchmark (tests/benchmarks/parsers.py)
     doc = trafilatura.bare_extraction(
@@ -23,5 +36,72 @@ def extract(markup: str) -> tuple[str, str, list[str]]:
     )
     if not isinstance(doc, Document) or not doc.text:
         return title, "", []
-    heads = [" ".join("".join(h.itertext()).split()) for h in doc.body.iter("head")]
-    return title, doc.text, [h for h in heads if h]
+    kept = [" ".join("".join(h.itertext()).split()) for h in doc.body.iter("head")]
+    text, sections = place_headings(doc.text, with_leads(events, [h for h in kept if h]))
+    return title, text, sections
+
+
+def drop_permalinks(tree) -> None:
+    for a in list(tree.iter("a")):
+        if is_permalink(a.get("class"), a.get("href"), "".join(a.itertext())):
+            tail, parent, previous = a.tail, a.getparent(), a.getprevious()
+            if parent is None:
+                continue
+            if tail:  # the text after the link stays
+                if previous is not None:
+                    previous.tail = (previous.tail or "") + tail
+                else:
+                    parent.text = (parent.text or "") + tail
+            parent.remove(a)
+
+
+def page_events(tree) -> list[tuple[str, str]]:
+    """The page's visible text in order: ("heading", text) for each h1-h6, ("text", chunk) else."""
+    events: list[tuple[str, str]] = []
+    hidden, heading = 0, None  # depth inside hidden elements; the open heading and its text
+    parts: list[str] = []
+    for action, el in etree.iterwalk(tree, events=("start", "end")):
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if action == "start":
+            if tag in HIDDEN:
+                hidden += 1
+            elif tag in HEADINGS and heading is None and not hidden:
+                heading, parts = el, []
+            if not hidden and isinstance(el.tag, str) and el.text:
+                (parts if heading is not None else events).append(el.text if heading is not None else ("text", el.text))
+            continue
+        if tag in HIDDEN:
+            hidden -= 1
+        elif el is heading:
+            events.append(("heading", " ".join("".join(parts).split())))
+            heading = None
+        if not hidden and el.tail:
+            (parts if heading is not None else events).append(el.tail if heading is not None else ("text", el.tail))
+    return events
+
+
+def with_leads(events: list[tuple[str, str]], kept: list[str]) -> list[tuple[str, str, bool]]:
+    """(heading, lead, kept) for each heading: `kept` in order as trafilatura kept them; a lead
+    is the text after the heading, through the kept headings but not the dropped ones (which
+    are not in the extracted text to be found)."""
+    out: list[tuple[str, str, bool]] = []
+    k = 0
+    for kind, text in events:
+        if kind == "heading" and text:
+            is_kept = text in kept[k:]
+            k = kept.index(text, k) + 1 if is_kept else k
+            out.append((text, "", is_kept))
+    # fill each heading's lead from what follows it, walking backwards once
+    leads: list[str] = []
+    following = ""  # squashed text after the current point, up to LEAD_CHARS
+    i = len(out)
+    for kind, text in reversed(events):
+        if kind == "heading" and text:
+            i -= 1
+            leads.append(following)
+            if out[i][2]:
+                following = ("".join(text.split()) + following)[:LEAD_CHARS]
+        elif kind == "text":
+            following = ("".join(text.split()) + following)[:LEAD_CHARS]
+    leads.reverse()
+    return [(h, lead, is_kept) for (h, _, is_kept), lead in zip(out, leads)]

@@ -7,7 +7,6 @@ from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
-from docbeam.pipeline.ingest.layout import locate
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import decode_markup, read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
@@ -15,7 +14,7 @@ from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 MAIN = "docbeam.pipeline.ingest.adapters.html_main:extract"
 # In the sandbox too: html.parser is pure Python but not linear (an unclosed `<!--` of 256 KiB
 # took 132 s), and only a process can be stopped at a deadline.
-VISIBLE = "docbeam.pipeline.ingest.adapters.html_visible:visible_text"
+VISIBLE = "docbeam.pipeline.ingest.adapters.html_visible:visible_page"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
@@ -47,16 +46,18 @@ def page(
         # lxml gives up on nesting thousands of levels deep): every visible text, as
         # trafilatura's own baseline would, rather than losing the page
         try:
-            text = sandbox.call(VISIBLE, markup)
+            text, headings = sandbox.call(VISIBLE, markup)
         except ParseProblem as p:
             return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
-        prov = Provenance(format="html", url=url, crawl_date=crawl_date)
+        sections = tuple((at, heading) for at, heading in headings)  # lists once through the sandbox
+        prov = Provenance(format="html", sections=sections, url=url, crawl_date=crawl_date)
         return document(path, row, doc_id, text, prov)
     headline = body.lstrip().split("\n", 1)[0]
     text = f"{title}\n\n{body}" if title and headline not in title else body  # no title twice in a row
+    shift = len(text) - len(body)
     sections = [(0, title)] if title else []
-    for found in locate(text, headings, start=len(text) - len(body)):
-        if not sections or found[1] != sections[-1][1]:  # the title repeated as the first heading
-            sections.append(found)
+    for at, heading in headings:
+        if not sections or heading != sections[-1][1]:  # the title repeated as the first heading
+            sections.append((at + shift, heading))
     prov = Provenance(format="html", sections=tuple(sections), url=url, crawl_date=crawl_date)
     return document(path, row, doc_id, text, prov)
