@@ -328,8 +328,8 @@ def chunk_documents(
         yield doc, DocChunks(doc, blocks, tokenizer, frame, win)
     for doc in docs:
         if len(doc.text) > BLOCK_CHARS:
-            blocks = token_blocks(tokenizer, doc.text, doc.language or DEFAULT_LANGUAGE)
-            yield doc, DocChunks(doc, blocks, tokenizer, frame, win)
+            streamed = token_blocks(tokenizer, doc.text, doc.language or DEFAULT_LANGUAGE)
+            yield doc, DocChunks(doc, streamed, tokenizer, frame, win)
 
 
 def encode_short(texts: list[str], tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int) -> list[np.ndarray]:

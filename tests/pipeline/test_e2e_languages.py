@@ -22,7 +22,9 @@ TURKISH = (
     "Dosyalar standart çıktı yerine İSİM dosyasına yazılır. İşleme iletisinin boş bırakılmasından ötürü "
     "iptal ediliyor. Bu yazılım güvenilir bir kaynaktan gelmiyor."
 )
-JAPANESE = "割り込まれたシステムコールは再スタートさせるべきです。新クラスタ内で定義できるのはインストールユーザーのみです。"
+JAPANESE = (
+    "割り込まれたシステムコールは再スタートさせるべきです。新クラスタ内で定義できるのはインストールユーザーのみです。"
+)
 ENGLISH = (
     "Authentication is required to reset name resolution settings. The list of targets this buffer "
     "supports for clipboard copying and DND source."
