@@ -70,3 +70,23 @@ def test_english_documentation_with_ascii_tables_is_english():
         docs = {r["id"]: r["text"] for r in map(json.loads, f)}
     assert "+-----" in docs["doc-00045"] and "| |" in docs["doc-00049"]
     assert detect(docs["doc-00045"]) == detect(docs["doc-00049"]) == "en"
+
+
+def test_detects_offline_from_the_bundled_model(tmp_path):
+    # No network and an empty cache: the model must come from the package itself.
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO, child_env
+
+    code = (
+        "import socket\n"
+        "def refuse(*a, **k): raise OSError('network used')\n"
+        "socket.socket.connect = refuse; socket.create_connection = refuse\n"
+        "from docbeam.pipeline.ingest.language_id import detect\n"
+        "print(detect('Dosyalar standart çıktı yerine İSİM dosyasına yazılır'))\n"
+    )
+    env = child_env(FTLANG_CACHE=str(tmp_path / "cache"), HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert out.stdout.strip() == "tr", out.stderr
+    assert not (tmp_path / "cache").exists()
