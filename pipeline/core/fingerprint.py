@@ -2,9 +2,11 @@
 
 A document's fingerprint hashes its text together with the run's settings fingerprint: the
 checkpoint's files (weights, tokenizer, architecture, pooling, prompts), dtype, window,
-stride, language, the chunking version, and every extractor setting (a label file by its
-content). Two runs agree on a document's fingerprint exactly when they would compute the
-same outputs for it, so `--reuse` copies those outputs instead of encoding it again.
+stride, language, with `--language auto` the language detector's name, version and model
+(`language_detector`: another detector may give a document other rules), the chunking
+version, and every extractor setting (a label file by its content). Two runs agree on a
+document's fingerprint exactly when they would compute the same outputs for it, so `--reuse`
+copies those outputs instead of encoding it again.
 
 The settings fall in two parts (README, "Incremental runs"): what the vectors depend on (every
 setting but the extractions') and what the extractions depend on (EXTRACTION_SETTINGS, on

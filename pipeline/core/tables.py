@@ -3,7 +3,8 @@
 Every path under `--output` is built here. Columns added since the first contract are
 nullable and come last, so earlier readers keep working: documents/ `metadata` (the JSON of
 the input record's other fields), `text` (the text offsets refer to; null with
---no-store-text), `format`, `url` and `crawl_date` (WARC), `fingerprint`; chunks/ `text`,
+--no-store-text), `format`, `url` and `crawl_date` (WARC), `fingerprint`, `language` (the
+ISO 639-1 code whose rules applied; null: undetermined); chunks/ `text`,
 `page_start`/`page_end` (PDF), `section` (headings), `cut_in_word`.
 """
 
@@ -52,6 +53,7 @@ def documents_schema(dim: int) -> pa.Schema:
             ("url", pa.string()),
             ("crawl_date", pa.timestamp("ms", tz="UTC")),
             ("fingerprint", pa.string()),
+            ("language", pa.string()),
         ]
     )
 

@@ -15,7 +15,7 @@ from docbeam.pipeline.encode.doc_pooling import doc_embedding
 from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
-from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
+from docbeam.pipeline.ingest.language_id import AUTO, language_of
 from docbeam.pipeline.io.checkpoints import checkpoint_dir, checkpoint_files_sha256
 
 
@@ -30,7 +30,7 @@ class Embedder:
         attention: str = "auto",
         max_seq_len: int | None = None,
         stride: int | None = None,
-        language: str = DEFAULT_LANGUAGE,
+        language: str = AUTO,
         prompt_name: str | None = None,
     ):
         local = checkpoint_dir(model)  # hub ids too (the default's answers offline)
@@ -40,7 +40,8 @@ class Embedder:
         # Queries get the checkpoint's query prompt; `prompt_name` picks another (the one the
         # documents got, to reproduce a stored chunk vector).
         self.frame = Frame.of(ckpt, prompt_name, query=True)
-        self.windowing = Windowing.of(seq, stride, specials=self.frame.count, language=language)
+        self.windowing = Windowing.of(seq, stride, specials=self.frame.count)
+        self.language = language  # as --language: a code for every text, or auto: each text's own
         self.pack = PackSpec(rows=default_rows(seq), seq_len=seq)
         # The encoder loads the same files the tokenizer above came from (pinned, as on a worker).
         pins = checkpoint_files_sha256(local, ckpt.weights_sha256)
@@ -48,7 +49,10 @@ class Embedder:
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), dim] float32, L2-normalised where the model normalises."""
-        docs = [Document(uid=str(i), doc_id=str(i), source="embed", row=i, text=t) for i, t in enumerate(texts)]
+        docs = [
+            Document(uid=str(i), doc_id=str(i), source="embed", row=i, text=t, language=language_of(self.language, t))
+            for i, t in enumerate(texts)
+        ]
         packer, batches = Packer(self.pack), []
         for _, chunks in chunk_documents(docs, self.tokenizer, self.frame, self.windowing):
             for seg in chunks:

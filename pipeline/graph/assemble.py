@@ -49,6 +49,7 @@ def assemble(info: DocInfo, vectors: list[SegmentVector], model: str) -> Assembl
         "url": prov.url if prov else None,
         "crawl_date": dt.datetime.fromisoformat(prov.crawl_date) if prov and prov.crawl_date else None,
         "fingerprint": info.fingerprint,
+        "language": info.language,
     }
     chunk_rows = [
         {

@@ -214,6 +214,7 @@ class ChunkDocuments(beam.DoFn):
                 text=None if self.plan.no_store_text else doc.text,
                 provenance=doc.provenance,
                 fingerprint=fingerprint.document(self.settings, doc.text),
+                language=doc.language,
             ),
         )
 

@@ -78,6 +78,9 @@ class JobPlan:
     # What the model is, for the manifest: the installed default's package, version and file
     # hashes; a hub model's id and commit; empty for a folder or gs:// prefix (its path says).
     model_source: dict = field(default_factory=dict)
+    # The languages the model's card declares ({"languages": [...] | None, "from": ...}), for
+    # the manifest and the English-only warning (launch/model_languages.py).
+    model_languages: dict = field(default_factory=dict)
 
     @property
     def pack(self) -> PackSpec:

@@ -92,6 +92,7 @@ class Copy(beam.DoFn):
             "format": prov.format if prov else old.get("format"),
             # This run's settings: a later --reuse of this run compares against them.
             "fingerprint": fingerprint.document(self.settings, doc.text),
+            "language": doc.language,  # a row from before the column has none
         }
         self.meter.add(elements_out=1, tokens=old["n_tokens"])
         yield row

@@ -53,7 +53,7 @@ class Windowing:
     stride: int  # target number of tokens consecutive windows share (Windowing.of: the default)
     specials: int = 2  # special tokens the model wraps every window in ([CLS] ... [SEP])
     slack: float = 0.2  # the last fraction of a window in which a sentence end is preferred
-    language: str = DEFAULT_LANGUAGE  # sentence rules (sentencex)
+    # No language here: sentence rules are each document's own (Document.language).
 
     def __post_init__(self):
         if self.max_seq_len < 8:
@@ -317,17 +317,19 @@ class DocChunks:
 def chunk_documents(
     docs: list[Document], tokenizer: Tokenizer, frame: Frame | SpecialTokens, win: Windowing
 ) -> Iterator[tuple[Document, DocChunks]]:
-    """Each document with its chunks. Short texts are tokenised together in one batch call;
-    long ones stream block by block, so a 50 MB document never sits in memory as tokens."""
+    """Each document with its chunks, its sentences cut by its own language's rules. Short texts
+    are tokenised together in one batch call; long ones stream block by block, so a 50 MB
+    document never sits in memory as tokens."""
     frame = frame if isinstance(frame, Frame) else Frame(frame)
     short = [d for d in docs if len(d.text) <= BLOCK_CHARS]
     encoded = tokenizer.encode_batch([d.text for d in short], add_special_tokens=False) if short else []
     for doc, enc in zip(short, encoded):
-        blocks = [_boundaries(doc.text, 0, enc, win.language)] if enc.ids else []
+        blocks = [_boundaries(doc.text, 0, enc, doc.language or DEFAULT_LANGUAGE)] if enc.ids else []
         yield doc, DocChunks(doc, blocks, tokenizer, frame, win)
     for doc in docs:
         if len(doc.text) > BLOCK_CHARS:
-            yield doc, DocChunks(doc, token_blocks(tokenizer, doc.text, win.language), tokenizer, frame, win)
+            streamed = token_blocks(tokenizer, doc.text, doc.language or DEFAULT_LANGUAGE)
+            yield doc, DocChunks(doc, streamed, tokenizer, frame, win)
 
 
 def encode_short(texts: list[str], tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int) -> list[np.ndarray]:

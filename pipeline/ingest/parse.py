@@ -20,9 +20,10 @@ import io
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from docbeam.pipeline.core.records import Rejection, Skipped, reject
+from docbeam.pipeline.core.records import Document, Rejection, Skipped, reject
 from docbeam.pipeline.ingest import detect
 from docbeam.pipeline.ingest.fields import STAGE, Record
+from docbeam.pipeline.ingest.language_id import language_of
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import leaves_root, relabel
@@ -74,7 +75,9 @@ def parse_file(
     to its input's root, see sources.py), ids derived from the path are derived from the name
     instead. `sandbox` runs the native parsers (one per thread; without one, a sandbox is
     started for this file alone). A file whose link leaves its input's root is skipped, unread,
-    unless `cfg.follow_links`."""
+    unless `cfg.follow_links`. Each Document's `language` is `cfg.language`, or with `auto` the
+    language detected in its text (language_id.py), here in the worker process: not in the
+    sandbox, whose child would load the detector's model once more."""
     cfg = cfg or ParseConfig()
     if name is not None and not cfg.follow_links and leaves_root(path, name):
         yield Skipped(source=path, row=0, reason="link_outside_input")
@@ -82,13 +85,12 @@ def parse_file(
     with contextlib.ExitStack() as stack:
         if sandbox is None:
             sandbox = stack.enter_context(Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb))
-        records = _parse(path, open_file, cfg, sandbox)
-        if name is None or name == path:
-            yield from records
-            return
-        for rec in records:
-            if not isinstance(rec, Skipped) and rec.doc_id and (new := relabel(rec.doc_id, path, name)) != rec.doc_id:
-                rec = dataclasses.replace(rec, doc_id=new)
+        for rec in _parse(path, open_file, cfg, sandbox):
+            if name is not None and name != path and not isinstance(rec, Skipped) and rec.doc_id:
+                if (new := relabel(rec.doc_id, path, name)) != rec.doc_id:
+                    rec = dataclasses.replace(rec, doc_id=new)
+            if isinstance(rec, Document):  # every format's documents pass here: the one place
+                rec = dataclasses.replace(rec, language=language_of(cfg.language, rec.text))
             yield rec
 
 

@@ -16,6 +16,7 @@ class ParseConfig:
     parse_timeout_s: float = 120.0  # per file (per record in a WARC) in the sandbox
     parse_memory_mb: int = 2048  # the sandbox's data segment
     follow_links: bool = False  # read a file whose link leaves its input's root (sources.leaves_root)
+    language: str = "auto"  # --language: a code for every document, or auto: each one's detected
 
     def __post_init__(self):
         if self.html_text not in HTML_TEXT:

@@ -23,9 +23,6 @@ class Sentence:
 def sentences(text: str, language: str = DEFAULT_LANGUAGE) -> list[Sentence]:
     """The sentences of `text` in order, as trimmed character spans."""
     out: list[Sentence] = []
-    # auto: no per-document language detection yet, so the default rules, said so in --help
-    # (handing "auto" to sentencex would pick its fallback chain, not a stated choice)
-    language = DEFAULT_LANGUAGE if language == "auto" else language
     for b in get_sentence_boundaries(language, text):
         if b["is_paragraph_break"]:
             if out:

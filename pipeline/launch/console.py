@@ -25,6 +25,7 @@ def summary(res: RunResult) -> str:
         f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
         f"{res.manifest['attention']['used']}",
         *extraction_lines(c.get("extractions_by_kind", {})),
+        *language_lines(res.manifest),
         *_reuse(res, wall),
         report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
@@ -51,6 +52,14 @@ def extraction_lines(by_kind: dict[str, int]) -> list[str]:
         label = "" if lines else "extracted:"
         lines.append(f"{label:<11}{total:,} {head} rows" + (f" ({_counts(detail)})" if detail else ""))
     return lines
+
+
+def language_lines(manifest: dict) -> list[str]:
+    """Documents per language, and the English-only model warning when there is one."""
+    by_language = manifest["counts"].get("documents_by_language") or {}
+    lines = [f"languages: {', '.join(f'{k}: {n:,}' for k, n in by_language.items())}"] if by_language else []
+    warning = (manifest.get("languages") or {}).get("warning")
+    return [*lines, f"WARNING:   {warning}"] if warning else lines
 
 
 def _reuse(res: RunResult, wall: float) -> list[str]:

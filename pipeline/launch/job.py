@@ -24,8 +24,9 @@ from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
+from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch import manifest, run_folder, waves
+from docbeam.pipeline.launch import manifest, model_languages, run_folder, waves
 from docbeam.pipeline.launch.estimate import estimate, render
 from docbeam.pipeline.launch.execute import execute
 from docbeam.pipeline.launch.options import DocbeamOptions
@@ -347,6 +348,8 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
     chunks = outputs.read_table(plan.output, tables.CHUNKS, ["doc_id"])
     extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["kind"])
+    langs = outputs.read_table(plan.output, tables.DOCUMENTS, ["language"])
+    by_language = model_languages.counts(langs.column("language").to_pylist() if langs is not None else [])
     cost = report.build(
         totals,
         wall_seconds=wall,
@@ -372,7 +375,15 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
         extractions_by_kind=manifest.extraction_kinds(
             extr.column("kind").to_pylist() if extr is not None else [], plan.extractors
         ),
+        documents_by_language=by_language,
     )
+    model_langs = model_languages.ModelLanguages.of_record(plan.model_languages)
+    man["languages"] = {
+        "setting": plan.parse.language,  # --language: auto, or the code every document got
+        "detector": language_id.identity() if plan.parse.language == language_id.AUTO else None,
+        "model": model_langs.record(),
+        "warning": model_languages.warning(by_language, model_langs, plan.model_name),
+    }
     man["cost"] = {
         "usd": cost["totals"]["cost_usd"],
         "usd_per_1m_document_tokens": cost["totals"]["usd_per_1m_document_tokens"],

@@ -93,6 +93,7 @@ def build(
     chunk_rows: int,
     extraction_rows: int,
     extractions_by_kind: dict[str, int] | None = None,
+    documents_by_language: dict[str, int] | None = None,
 ) -> dict:
     match = stage_totals.get("match", {})
     parse = stage_totals.get("parse", {})
@@ -110,6 +111,8 @@ def build(
             "chunks": chunk_rows,
             "extractions": extraction_rows,
             "extractions_by_kind": extractions_by_kind or {},
+            # documents/ rows per `language` ("und": undetermined, English rules applied)
+            "documents_by_language": documents_by_language or {},
             "rejected_by_error": check["rejected_by_error"],
             "rejected_examples": check["examples"],
             # input records that are no documents by design (WARC requests, images, redirects)

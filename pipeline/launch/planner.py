@@ -19,7 +19,7 @@ from docbeam.model.checkpoint import Checkpoint, describe_checkpoint, sha256_of
 from docbeam.model.config import CheckpointError
 from docbeam.model.token_classification import load_classifier, read_labels
 from docbeam.pipeline import extractors
-from docbeam.pipeline.core import fingerprint, tables
+from docbeam.pipeline.core import fingerprint, languages, tables
 from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
@@ -28,6 +28,7 @@ from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSetting
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
+from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
 from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, in_a_run, name_of
@@ -38,6 +39,7 @@ from docbeam.pipeline.io.checkpoints import (
     installed_default_record,
     stage_checkpoint,
 )
+from docbeam.pipeline.launch import model_languages
 from docbeam.pipeline.launch.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
@@ -233,7 +235,7 @@ def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
         labels = read_labels(ckpt.path)
         load_classifier(ckpt.path, len(labels), ckpt.config.hidden)
         seq = ckpt.config.max_seq_len
-        windowing = Windowing.of(seq, d.stride, specials=ckpt.special.count, language=d.language)
+        windowing = Windowing.of(seq, d.stride, specials=ckpt.special.count)
     except (CheckpointError, ValueError) as exc:
         raise _ner_error(exc) from exc
     pack = PackSpec(rows=default_rows(seq), seq_len=seq)
@@ -293,7 +295,7 @@ def resolve_windowing(d: DocbeamOptions, ckpt: Checkpoint) -> tuple[Frame, Windo
         raise UsageError(f"--max-seq-len {max_seq_len} exceeds the model's {ckpt.config.max_positions} positions")
     try:
         frame = Frame.of(ckpt, d.prompt_name)
-        return frame, Windowing.of(max_seq_len, d.stride, specials=frame.count, language=d.language)
+        return frame, Windowing.of(max_seq_len, d.stride, specials=frame.count)
     except (ValueError, CheckpointError) as exc:
         raise UsageError(str(exc)) from exc
 
@@ -306,9 +308,9 @@ def extractor_settings(d: DocbeamOptions) -> dict[str, dict]:
             "ngrams": list(parse_ngrams(d.keyphrase_ngrams)),  # checked on the command line
             "reference": d.keyphrase_reference,
             "top_n": d.keyphrase_top_n,
-            "language": d.language,
         },
-        "summary": {"top_k": d.summary_sentences, "language": d.language},
+        # No language: each extractor follows the document's own (Document.language).
+        "summary": {"top_k": d.summary_sentences},
     }
 
 
@@ -340,6 +342,7 @@ def parse_config(d: DocbeamOptions) -> ParseConfig:
         parse_timeout_s=d.parse_timeout,
         parse_memory_mb=d.parse_memory_mb,
         follow_links=d.follow_links,
+        language=d.language,
     )
 
 
@@ -371,6 +374,8 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
         "prompt": prompt,
     }
+    if d.language == languages.AUTO:  # the detector decides each document's rules: a new one may differ
+        outputs_depend_on["language_detector"] = language_id.identity()
     if ner:  # only with --ner-model: runs without it keep their fingerprints
         outputs_depend_on["ner"] = {
             "checkpoint": checkpoint_hash(checkpoint_dir(ner.encoder.model), ner.weights_sha256),
@@ -394,6 +399,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         dtype_reason=dtype_reason,
         model_name=model.name,
         model_source=model.source,
+        model_languages=model_languages.of_model(ckpt.path, model.name).record(),
         weights_sha256=ckpt.weights_sha256,
         config=ckpt.config,
         model_path=model.path,

@@ -30,6 +30,7 @@ DOCUMENTS = [
     ("url", pa.string(), True),
     ("crawl_date", pa.timestamp("ms", tz="UTC"), True),
     ("fingerprint", pa.string(), True),
+    ("language", pa.string(), True),
 ]
 CHUNKS = [
     ("doc_id", pa.string(), True),

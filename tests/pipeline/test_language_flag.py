@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from docbeam.pipeline.core import languages
-from docbeam.pipeline.ingest.sentences import sentences
 from tests.helpers import REPO
 
 CASES = [
@@ -35,8 +34,13 @@ def test_an_unsupported_language_is_a_usage_error_with_the_choices(value, messag
     assert message in out.stderr, out.stderr
 
 
-def test_supported_codes_are_those_every_part_has_and_auto_splits_as_the_default():
+def test_supported_codes_are_those_every_part_has_and_auto_is_the_default():
+    import argparse
+
+    from docbeam.pipeline.core.flags import add_job_flags
+
     assert languages.supported() == ["en"]  # stop words and date patterns are English-only so far
     assert languages.check("en") == "en" and languages.check("auto") == "auto"
-    text = "Dr. Smith arrived at 3 p.m. on Monday. He left.\n\nA new paragraph."
-    assert sentences(text, "auto") == sentences(text, "en")
+    parser = argparse.ArgumentParser()
+    add_job_flags(parser)
+    assert parser.get_default("language") == "auto"  # each document's own, detected at ingest
