@@ -20,27 +20,63 @@ import re
 from collections.abc import Callable, Iterator
 
 Span = tuple[int, int]
+# (start, end, value): value None is the text at the span, as it is for all but joined URLs
+Found = tuple[int, int, str | None]
 
 # --- url -------------------------------------------------------------------------------------
 # Brackets are never part of a URL here (markdown's `[text](url)` runs them together);
-# parentheses are, when balanced (`.../Mercury_(planet)`).
-URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`\[\]{}]+")
-TRAILING = ".,;:!?*_~"
+# parentheses are, when balanced (`.../Mercury_(planet)`). Typographic quotes and CJK
+# punctuation are never URL characters (RFC 3986 URLs are ASCII), so they end one.
+QUOTES = "\u2018\u2019\u201a\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a"  # ‘’‚“”„«»‹›
+# 、。 「」『』【】 and the full-width （），！？：；
+CJK_PUNCTUATION = "\u3001\u3002\u300c-\u3011\uff08\uff09\uff0c\uff01\uff1f\uff1a\uff1b"
+URL_CHAR = rf"[^\s<>\"'`\[\]{{}}{QUOTES}{CJK_PUNCTUATION}]"
+URL = re.compile(rf"\b(?:https?://|ftp://|www\.){URL_CHAR}+")
+TRAILING = ".,;:!?*_~\u2026\u2010\u00ad"
+# groff (man pages) and some PDF text hyphenate a long URL at a line end: U+2010 HYPHEN (or a
+# soft hyphen U+00AD), the line break, then the next line's indentation. Neither hyphen is a
+# URL character, so such a break is joined: the row's `value` is the URL without the hyphen,
+# line break and indentation, and its span covers the broken text as printed. The only
+# entities whose value is not the text at their span.
+BREAK_HYPHENS = "\u2010\u00ad"
+CONTINUATION = re.compile(rf"\r?\n[^\S\r\n]*(?!https?://|ftp://|www\.)({URL_CHAR}+)")
 
 
-def _urls(text: str) -> Iterator[Span]:
+def _url_end(text: str, s: int, e: int) -> int:
+    """`e` less the trailing punctuation that ends a sentence or closes a bracket around the URL."""
+    while e > s:
+        last = text[e - 1]
+        if last in TRAILING or (last == ")" and text.count("(", s, e) < text.count(")", s, e)):
+            e -= 1
+        else:
+            break
+    return e
+
+
+def _urls(text: str) -> Iterator[Found]:
     if "://" not in text and "www." not in text:
         return
     for m in URL.finditer(text):
-        s, e = m.span()
-        while e > s:
-            last = text[e - 1]
-            if last in TRAILING or (last == ")" and text.count("(", s, e) < text.count(")", s, e)):
-                e -= 1
-            else:
+        pieces = [m.span()]  # the URL as printed, one piece per line
+        while text[pieces[-1][1] - 1] in BREAK_HYPHENS and (c := CONTINUATION.match(text, pieces[-1][1])):
+            pieces.append(c.span(1))
+        # A renderer that prints the URL's own hyphens as U+2010 too (`shared‐mime‐` + break)
+        # makes a hyphen at the line end ambiguous: then the URL ends before the break, verbatim.
+        inner = [text[ps : pe - 1] for ps, pe in pieces[:-1]] + [text[pieces[-1][0] : pieces[-1][1]]]
+        if len(pieces) > 1 and any("\u2010" in piece for piece in inner):
+            pieces = pieces[:1]
+        s = pieces[0][0]
+        while True:  # a continuation that was only a sentence stop is no part of the URL
+            e = _url_end(text, s, pieces[-1][1])
+            if len(pieces) == 1 or e > pieces[-1][0]:
                 break
-        if e - s > len("www.") + 3:
-            yield s, e
+            pieces.pop()
+        if e - s <= len("www.") + 3:
+            continue
+        if len(pieces) == 1:
+            yield s, e, None
+        else:
+            yield s, e, "".join(text[ps : pe - 1] for ps, pe in pieces[:-1]) + text[pieces[-1][0] : e]
 
 
 # --- email -----------------------------------------------------------------------------------
@@ -51,11 +87,11 @@ EMAIL = re.compile(
 )
 
 
-def _emails(text: str) -> Iterator[Span]:
+def _emails(text: str) -> Iterator[Found]:
     if "@" not in text:
         return
     for m in EMAIL.finditer(text):
-        yield m.span()
+        yield (*m.span(), None)
 
 
 # --- date ------------------------------------------------------------------------------------
@@ -66,8 +102,11 @@ MONTH = (
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
 MONTH_ABBR = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+# An entity never spans a line break (`Mon, 14 Aug` + newline + `2006` in a man page is two
+# lines, not one date): the spaces inside one are horizontal only.
+SP = r"[^\S\r\n]"
 DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
-DAYS = rf"{DAY}(?:\s?[-–]\s?{DAY})?"  # 9-11 October
+DAYS = rf"{DAY}(?:{SP}?[-–]{SP}?{DAY})?"  # 9-11 October
 YEAR = r"(?:1\d|2[01])\d{2}(?!\d)"
 TIME = r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
 DATE = re.compile(
@@ -78,9 +117,9 @@ DATE = re.compile(
             r"(?<![\d./])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\d/]|\.\d)",  # 01/15/2026, 1/2/24
             # dotted day.month.year only zero-padded: `7.9.2009` is a version (CentOS 7.9.2009)
             r"(?<![\d.])\d{2}\.\d{2}\.\d{4}(?![\d.]\d|\d)",  # 15.01.2026
-            rf"\b{DAYS}(?:\s+of)?\s+{MONTH}\b(?:\.?,?\s+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
-            rf"\b{MONTH}\b\.?\s+{DAYS}\b(?:,?\s+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
-            rf"\b{MONTH}\b\.?,?\s+{YEAR}",  # January 2022
+            rf"\b{DAYS}(?:{SP}+of)?{SP}+{MONTH}\b(?:\.?,?{SP}+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
+            rf"\b{MONTH}\b\.?{SP}+{DAYS}\b(?:,?{SP}+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
+            rf"\b{MONTH}\b\.?,?{SP}+{YEAR}",  # January 2022
             rf"\b\d{{1,2}}-{MONTH_ABBR}-{YEAR}",  # 14-Mar-2025
         ]
     )
@@ -112,10 +151,10 @@ def _is_real_date(value: str) -> bool:
     return any(1 <= m <= 12 and 1 <= d <= _month_days(m, year) for d, m in ((a, b), (b, a)))
 
 
-def _dates(text: str) -> Iterator[Span]:
+def _dates(text: str) -> Iterator[Found]:
     for m in DATE.finditer(text):
         if _is_real_date(m.group()):
-            yield m.span()
+            yield (*m.span(), None)
 
 
 # --- money -----------------------------------------------------------------------------------
@@ -126,24 +165,39 @@ AMOUNT = (
     r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:['’]\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}"
     r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?)"
 )
-SCALE = r"(?:\s?(?:thousand|million|billion|trillion|lakh crore|crore|lakh|bn|tn|mn|[kKmMbB])\b)?"
+SCALE = rf"(?:{SP}?(?:thousand|million|billion|trillion|lakh crore|crore|lakh|bn|tn|mn|[kKmMbB])\b)?"
 CURRENCY_WORD = r"(?:dollars|euros|yen|yuan|francs|rupees|pounds sterling)\b"
 MONEY = re.compile(
     r"(?=[\d$€£¥₹₩₽₺₪฿₫₱₦₴₸A-Z])(?:"
     + "|".join(
         [
-            rf"(?<![\w$]){SYMBOL}\s?{AMOUNT}{SCALE}(?![\w}}\]])",  # $5.99, ¥1.3 trillion, US$2 billion
-            rf"\b{CODE}\s?{AMOUNT}{SCALE}",  # EUR 3.5 billion, Rs 1,200
-            rf"(?<![\w.,]){AMOUNT}{SCALE}\s?(?:\b{CODE}\b|{SYMBOL}|{CURRENCY_WORD})",  # 4,000 USD, 45,90 €
+            rf"(?<![\w$]){SYMBOL}{SP}?{AMOUNT}{SCALE}(?![\w}}\]])",  # $5.99, ¥1.3 trillion, US$2 billion
+            rf"\b{CODE}{SP}?{AMOUNT}{SCALE}",  # EUR 3.5 billion, Rs 1,200
+            rf"(?<![\w.,]){AMOUNT}{SCALE}{SP}?(?:\b{CODE}\b|{SYMBOL}|{CURRENCY_WORD})",  # 4,000 USD, 45,90 €
         ]
     )
     + ")"
 )
 
 
-def _money(text: str) -> Iterator[Span]:
+# Shell, awk and Perl write `$0`, `$1`, ... for positional parameters and fields (`$1 ~ /r/`,
+# `shift` sets `$1` to `$2`). Those texts also write `$` before names (`$HOME`, `$NF`, `${x}`,
+# `$#`, `$@`), which prices never do (`$US` aside): in such a text a bare `$` and a plain
+# integer is a parameter, and a dollar amount is money only when written like one (cents,
+# thousands separators or a scale: `$4.99`, `$1,200`, `$2 billion`).
+SIGIL = re.compile(r"\$(?:(?!(?:US|CA|AU|NZ|HK|SG|MX)\b)[A-Za-z_]|[{(@#?*!])")
+BARE_INTEGER = re.compile(r"\$\d+")
+
+
+def _money(text: str) -> Iterator[Found]:
+    sigils = None  # whether the text uses `$` as a sigil; looked up on the first bare `$N`
     for m in MONEY.finditer(text):
-        yield m.span()
+        if BARE_INTEGER.fullmatch(m.group()):
+            if sigils is None:
+                sigils = SIGIL.search(text) is not None
+            if sigils:
+                continue
+        yield (*m.span(), None)
 
 
 # --- phone -----------------------------------------------------------------------------------
@@ -172,16 +226,16 @@ def _is_nanp(value: str) -> bool:
     return len(seps) <= 1  # one separator style: 415-555-0134, never 252.227-7013
 
 
-def _phones(text: str) -> Iterator[Span]:
+def _phones(text: str) -> Iterator[Found]:
     for m in PHONE.finditer(text):
         value = m.group()
         if not 7 <= sum(ch.isdigit() for ch in value) <= 15 or YEAR_RANGE.fullmatch(value):
             continue
         if INTERNATIONAL.match(value) or _is_nanp(value) or ANNOUNCED.search(text, max(0, m.start() - 30), m.start()):
-            yield m.span()
+            yield (*m.span(), None)
 
 
-FINDERS: list[tuple[str, Callable[[str], Iterator[Span]]]] = [
+FINDERS: list[tuple[str, Callable[[str], Iterator[Found]]]] = [
     ("url", _urls),
     ("email", _emails),
     ("date", _dates),
@@ -192,12 +246,13 @@ TYPES = [kind for kind, _ in FINDERS]
 
 
 def find_entities(text: str) -> list[tuple[str, str, int, int]]:
-    """(type, value, start, end), in text order, without overlaps."""
+    """(type, value, start, end), in text order, without overlaps. `value` is `text[start:end]`,
+    except for a URL joined across a hyphenated line break (see BREAK_HYPHENS)."""
     claimed = bytearray(len(text))  # 1 where a higher-priority type already took the character
     found = []
     for kind, finder in FINDERS:
-        for s, e in finder(text):
+        for s, e, value in finder(text):
             if claimed.find(1, s, e) == -1:
                 claimed[s:e] = b"\x01" * (e - s)
-                found.append((kind, text[s:e], s, e))
+                found.append((kind, text[s:e] if value is None else value, s, e))
     return sorted(found, key=lambda f: f[2])

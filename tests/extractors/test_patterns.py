@@ -4,7 +4,7 @@ naive phone patterns took for phones (issue: 500 `entity:phone` rows, nearly all
 import pytest
 
 from docbeam.pipeline.extractors.patterns import TYPES, find_entities
-from tests.extractors.labelled import ENTITY_SETS, entity_examples, parse_marked, score_entities
+from tests.extractors.labelled import DATA, ENTITY_SETS, entity_examples, parse_marked, score_entities
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,89 @@ def test_markup_parser():
     assert text == "Call +1 212 555 0100 by May 2."
     assert [(k, text[s:e]) for k, s, e in gold] == [("phone", "+1 212 555 0100"), ("date", "May 2")]
     assert ENTITY_SETS  # the sets exist and parse (entity_examples above)
+
+
+# --- man pages (tests/extractors/data/man/README.md says how each text was made) ------------
+MAN = DATA / "man"
+
+
+def _of(kind: str, text: str) -> list[tuple[str, int, int]]:
+    return [(v, s, e) for k, v, s, e in find_entities(text) if k == kind]
+
+
+def test_url_hyphenated_at_a_man_page_line_break_is_found_whole():
+    # groff breaks a URL with U+2010 HYPHEN + newline + indentation; the hyphen is no URL character
+    text = (MAN / "date.1.w40.txt").read_text()
+    urls = _of("url", text)
+    assert [v for v, _, _ in urls] == [
+        "https://www.gnu.org/software/coreutils/",
+        "https://translationproject.org/team/",
+        "https://gnu.org/licenses/gpl.html",
+        "https://www.gnu.org/software/coreutils/date",
+    ]
+    # the span covers the broken text as printed: from the scheme to the end of the continuation
+    v, s, e = urls[2]
+    assert text[s:e] == "https://gnu.org/li\u2010\n       censes/gpl.html"
+    assert text[e] == ">"
+
+
+def test_url_hyphenated_across_lines_in_running_text_drops_the_sentence_stop():
+    text = (MAN / "bash.1.bugs.txt").read_text()
+    assert [v for v, _, _ in _of("url", text)] == [
+        "ftp://ftp.gnu.org/pub/gnu/bash/",
+        "http://git.savannah.gnu.org/cgit/bash.git/snapshot/bash-master.tar.gz",
+    ]
+
+
+def test_url_at_80_columns_is_unchanged_and_verbatim():
+    text = (MAN / "date.1.w80.txt").read_text()
+    urls = _of("url", text)
+    assert [v for v, _, _ in urls][2] == "https://gnu.org/licenses/gpl.html"
+    assert all(text[s:e] == v for v, s, e in urls)
+
+
+def test_url_joined_only_where_the_hyphen_is_a_break():
+    # a renderer that prints every hyphen as U+2010 (groff without Debian's patch): a hyphen at
+    # the line end may be the URL's own, so the URL ends before the break, verbatim
+    text = "see https://www.freedesktop.org/wiki/Specifications/shared\u2010mime\u2010\n    info\u2010spec/ for more"
+    (v, s, e) = _of("url", text)[0]
+    assert v == text[s:e] == "https://www.freedesktop.org/wiki/Specifications/shared\u2010mime"
+    # no indentation-only continuation: a hyphen before a blank line or another URL is not joined
+    assert [v for v, _, _ in _of("url", "https://a.example/x\u2010\n\nnext")] == ["https://a.example/x"]
+    assert [v for v, _, _ in _of("url", "https://a.example/x\u2010\n  https://b.example/y")] == [
+        "https://a.example/x",
+        "https://b.example/y",
+    ]
+
+
+@pytest.mark.parametrize("close", ["\u2019", "\u201d", "\u00bb", "'", '"', "\u203a", "\u300d", "\u3002", ")", "."])
+def test_closing_quotes_and_punctuation_never_end_a_url(close):
+    # from a PDF manual of the Shared MIME-info database: `...shared-mime-info’`
+    opening = {"\u2019": "\u2018", "\u201d": "\u201c", "\u00bb": "\u00ab ", "\u203a": "\u2039", "\u300d": "\u300c"}
+    text = f"see {opening.get(close, '')}https://www.freedesktop.org/wiki/Software/shared-mime-info{close} for the spec"
+    assert [v for v, _, _ in _of("url", text)] == ["https://www.freedesktop.org/wiki/Software/shared-mime-info"]
+
+
+def test_dates_never_span_a_line_break():
+    text = (MAN / "date.1.w80.txt").read_text()
+    dates = _of("date", text)
+    assert all("\n" not in v for v, _, _ in dates), [v for v, _, _ in dates if "\n" in v]
+    # `Example: Mon,  14  Aug\n\t      2006 02:34:56 -0600`: the day of the month on its line only
+    assert "14  Aug" in [v for v, _, _ in dates]
+    # a date inside one line is still found whole
+    assert "2006-08-14" in [v for v, _, _ in dates]
+    assert [v for v, _, _ in _of("date", "It was 14 Aug 2006, not\n14 Aug\n 2006.")] == ["14 Aug 2006", "14 Aug"]
+
+
+@pytest.mark.parametrize("name", ["mawk.1.fields.txt", "dash.1.shift.txt"])
+def test_positional_parameters_are_not_money(name):
+    # `$0`, `$1`, `$2` in a text that uses `$` before names too (`$NF`, `$#`): shell/awk parameters
+    assert _of("money", (MAN / name).read_text()) == []
+
+
+def test_dollar_amounts_stay_money():
+    prices = "Pricing: Starter $9/month, Team $29/user; a refund of $0.50 or $1,250 or $3k."
+    assert [v for v, _, _ in _of("money", prices)] == ["$9", "$29", "$0.50", "$1,250", "$3k"]
+    # a sigil-using text keeps amounts written as money: cents, thousands, a scale
+    shell = "Set $HOME first. The plan costs $4.99 a month, or $1,200 a year, or $2 billion in all."
+    assert [v for v, _, _ in _of("money", shell)] == ["$4.99", "$1,200", "$2 billion"]
