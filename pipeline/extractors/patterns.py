@@ -19,6 +19,9 @@ import calendar
 import re
 from collections.abc import Callable, Iterator
 
+from docbeam.pipeline.extractors import locale_patterns
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
+
 Span = tuple[int, int]
 # (start, end, value): value None is the text at the span, as it is for all but joined URLs
 Found = tuple[int, int, str | None]
@@ -53,7 +56,7 @@ def _url_end(text: str, s: int, e: int) -> int:
     return e
 
 
-def _urls(text: str) -> Iterator[Found]:
+def _urls(text: str, language: str) -> Iterator[Found]:
     if "://" not in text and "www." not in text:
         return
     for m in URL.finditer(text):
@@ -87,11 +90,17 @@ EMAIL = re.compile(
 )
 
 
-def _emails(text: str) -> Iterator[Found]:
-    if "@" not in text:
-        return
-    for m in EMAIL.finditer(text):
-        yield (*m.span(), None)
+def _emails(text: str, language: str) -> Iterator[Found]:
+    # Scanned from each `@` rather than over the whole text (the slowest of the patterns on
+    # running text otherwise): an address's local part is at most 64 characters and its domain
+    # at most 253 (RFC 5321), so the match holding an `@` lies within that window around it.
+    end = 0
+    at = text.find("@")
+    while at != -1:
+        if at >= end and (m := EMAIL.search(text, max(end, at - 64), at + 254)) and m.start() < at < m.end():
+            end = m.end()
+            yield (*m.span(), None)
+        at = text.find("@", at + 1)
 
 
 # --- date ------------------------------------------------------------------------------------
@@ -109,22 +118,21 @@ DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
 DAYS = rf"{DAY}(?:{SP}?[-–]{SP}?{DAY})?"  # 9-11 October
 YEAR = r"(?:1\d|2[01])\d{2}(?!\d)"
 TIME = r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
-DATE = re.compile(
-    r"(?=[\dJFMASOND])(?:"
-    + "|".join(
-        [
-            rf"(?<![\d.])\d{{4}}([-/.])\d{{2}}\1\d{{2}}{TIME}(?![\d.]\d|\d)",  # 2026-01-15, 2023.07.14, ...T10:15Z
-            r"(?<![\d./])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\d/]|\.\d)",  # 01/15/2026, 1/2/24
-            # dotted day.month.year only zero-padded: `7.9.2009` is a version (CentOS 7.9.2009)
-            r"(?<![\d.])\d{2}\.\d{2}\.\d{4}(?![\d.]\d|\d)",  # 15.01.2026
-            rf"\b{DAYS}(?:{SP}+of)?{SP}+{MONTH}\b(?:\.?,?{SP}+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
-            rf"\b{MONTH}\b\.?{SP}+{DAYS}\b(?:,?{SP}+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
-            rf"\b{MONTH}\b\.?,?{SP}+{YEAR}",  # January 2022
-            rf"\b\d{{1,2}}-{MONTH_ABBR}-{YEAR}",  # 14-Mar-2025
-        ]
-    )
-    + ")"
-)
+# Numeric dates read the same in every language docbeam has rules for.
+NUMERIC_DATES = [
+    rf"(?<![\d.])\d{{4}}([-/.])\d{{2}}\1\d{{2}}{TIME}(?![\d.]\d|\d)",  # 2026-01-15, 2023.07.14, ...T10:15Z
+    r"(?<![\d./])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\d/]|\.\d)",  # 01/15/2026, 1/2/24
+    # dotted day.month.year only zero-padded: `7.9.2009` is a version (CentOS 7.9.2009)
+    r"(?<![\d.])\d{2}\.\d{2}\.\d{4}(?![\d.]\d|\d)",  # 15.01.2026
+]
+ENGLISH_DATES = [
+    rf"\b{DAYS}(?:{SP}+of)?{SP}+{MONTH}\b(?:\.?,?{SP}+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
+    rf"\b{MONTH}\b\.?{SP}+{DAYS}\b(?:,?{SP}+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
+    rf"\b{MONTH}\b\.?,?{SP}+{YEAR}",  # January 2022
+    rf"\b\d{{1,2}}-{MONTH_ABBR}-{YEAR}",  # 14-Mar-2025
+]
+DATE = re.compile(r"(?=[\dJFMASOND])(?:" + "|".join(NUMERIC_DATES + ENGLISH_DATES) + ")")
+NUMERIC_DATE = re.compile(r"(?=\d)(?:" + "|".join(NUMERIC_DATES) + ")")
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 NUMBER = re.compile(r"\d+")
 
@@ -151,10 +159,21 @@ def _is_real_date(value: str) -> bool:
     return any(1 <= m <= 12 and 1 <= d <= _month_days(m, year) for d, m in ((a, b), (b, a)))
 
 
-def _dates(text: str) -> Iterator[Found]:
-    for m in DATE.finditer(text):
+def _dates(text: str, language: str) -> Iterator[Found]:
+    """English: the patterns above. Another language: numeric dates and its own written ones
+    (locale_patterns.py), never English month names (German `Mai`, Spanish `mar`, Turkish `May`
+    are not English). A language without rules here: numeric dates only."""
+    if language == "en":
+        for m in DATE.finditer(text):
+            if _is_real_date(m.group()):
+                yield (*m.span(), None)
+        return
+    for m in NUMERIC_DATE.finditer(text):
         if _is_real_date(m.group()):
             yield (*m.span(), None)
+    if rules := locale_patterns.rules(language):
+        for s, e in locale_patterns.dates(text, rules):
+            yield s, e, None
 
 
 # --- money -----------------------------------------------------------------------------------
@@ -189,7 +208,13 @@ SIGIL = re.compile(r"\$(?:(?!(?:US|CA|AU|NZ|HK|SG|MX)\b)[A-Za-z_]|[{(@#?*!])")
 BARE_INTEGER = re.compile(r"\$\d+")
 
 
-def _money(text: str) -> Iterator[Found]:
+def _money(text: str, language: str) -> Iterator[Found]:
+    """The language's own amounts first (`1 500,50 €` in French is one amount, not `500,50 €`),
+    then the symbols and ISO codes every language writes (`$4.99`, `EUR 3.5 billion`); an
+    overlap keeps the first."""
+    if language != "en" and (rules := locale_patterns.rules(language)):
+        for s, e in locale_patterns.money(text, rules):
+            yield s, e, None
     sigils = None  # whether the text uses `$` as a sigil; looked up on the first bare `$N`
     for m in MONEY.finditer(text):
         if BARE_INTEGER.fullmatch(m.group()):
@@ -226,7 +251,7 @@ def _is_nanp(value: str) -> bool:
     return len(seps) <= 1  # one separator style: 415-555-0134, never 252.227-7013
 
 
-def _phones(text: str) -> Iterator[Found]:
+def _phones(text: str, language: str) -> Iterator[Found]:
     for m in PHONE.finditer(text):
         value = m.group()
         if not 7 <= sum(ch.isdigit() for ch in value) <= 15 or YEAR_RANGE.fullmatch(value):
@@ -235,7 +260,7 @@ def _phones(text: str) -> Iterator[Found]:
             yield (*m.span(), None)
 
 
-FINDERS: list[tuple[str, Callable[[str], Iterator[Found]]]] = [
+FINDERS: list[tuple[str, Callable[[str, str], Iterator[Found]]]] = [
     ("url", _urls),
     ("email", _emails),
     ("date", _dates),
@@ -245,13 +270,16 @@ FINDERS: list[tuple[str, Callable[[str], Iterator[Found]]]] = [
 TYPES = [kind for kind, _ in FINDERS]
 
 
-def find_entities(text: str) -> list[tuple[str, str, int, int]]:
-    """(type, value, start, end), in text order, without overlaps. `value` is `text[start:end]`,
+def find_entities(text: str, language: str = DEFAULT_LANGUAGE) -> list[tuple[str, str, int, int]]:
+    """(type, value, start, end), in text order, without overlaps, by the rules of `language` (an
+    ISO 639-1 code: a document's `doc.language or DEFAULT_LANGUAGE`; `auto` reads as the
+    default). `value` is `text[start:end]`,
     except for a URL joined across a hyphenated line break (see BREAK_HYPHENS)."""
+    language = DEFAULT_LANGUAGE if language == "auto" else language
     claimed = bytearray(len(text))  # 1 where a higher-priority type already took the character
     found = []
     for kind, finder in FINDERS:
-        for s, e, value in finder(text):
+        for s, e, value in finder(text, language):
             if claimed.find(1, s, e) == -1:
                 claimed[s:e] = b"\x01" * (e - s)
                 found.append((kind, text[s:e] if value is None else value, s, e))

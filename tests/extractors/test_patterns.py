@@ -162,3 +162,132 @@ def test_dollar_amounts_stay_money():
     # a sigil-using text keeps amounts written as money: cents, thousands, a scale
     shell = "Set $HOME first. The plan costs $4.99 a month, or $1,200 a year, or $2 billion in all."
     assert [v for v, _, _ in _of("money", shell)] == ["$4.99", "$1,200", "$2 billion"]
+
+
+# --- dates and money per language ------------------------------------------------------------
+# News-like sentences written for these tests by a fluent reader of each language (not taken
+# from a corpus): (language, sentence, the dates and amounts in it, in text order).
+SENTENCES = [
+    (
+        "de",
+        "Am 14. März 2024 fuhren rund 200 Pendler mit der BahnCard nach München; die Fahrt kostete "
+        "15 Euro, der Zuschlag 15,50 €.",
+        [("date", "14. März 2024"), ("money", "15 Euro"), ("money", "15,50 €")],
+    ),
+    (
+        "de",
+        "Der Vertrag läuft seit dem 1. Oktober und endet im Dezember 2025 (Stand: 3. Okt. 2024).",
+        [("date", "1. Oktober"), ("date", "Dezember 2025"), ("date", "3. Okt. 2024")],
+    ),
+    (
+        "de",
+        "Die Stadt investiert 2,5 Millionen Euro in neue Radwege; die Sitzung vom 14.03.2024 wurde vertagt.",
+        [("money", "2,5 Millionen Euro"), ("date", "14.03.2024")],
+    ),
+    (
+        "fr",
+        "Le 14 mars 2024, le ticket de métro est passé à 15,50 € à Paris.",
+        [("date", "14 mars 2024"), ("money", "15,50 €")],
+    ),
+    (
+        "fr",
+        "La mairie a voté un budget de 1 500 000 euros en janvier 2024, contre 1\u202f200 € l'an passé.",
+        [("money", "1 500 000 euros"), ("date", "janvier 2024"), ("money", "1\u202f200 €")],
+    ),
+    (
+        "es",
+        "El 14 de marzo de 2024 el Gobierno aprobó una ayuda de 200 euros por familia.",
+        [("date", "14 de marzo de 2024"), ("money", "200 euros")],
+    ),
+    (
+        "es",
+        "Las obras empezarán en septiembre de 2025; el contrato se firma el 2 de mayo por 15,50 €.",
+        [("date", "septiembre de 2025"), ("date", "2 de mayo"), ("money", "15,50 €")],
+    ),
+    (
+        "tr",
+        "Bakanlık, 14 Mart 2024'te yaptığı açıklamada bilet fiyatının 15 TL'ye yükseldiğini duyurdu.",
+        [("date", "14 Mart 2024"), ("money", "15 TL")],
+    ),
+    (
+        "tr",
+        "İstanbul'da simit fiyatı Ağustos 2024 itibarıyla ₺15,50 oldu; toplantılar 29 Ekim ve 10 Kasım "
+        "tarihlerinde yapılacak.",
+        [("date", "Ağustos 2024"), ("money", "₺15,50"), ("date", "29 Ekim"), ("date", "10 Kasım")],
+    ),
+    (
+        "tr",
+        "ŞİRKET 2,5 MİLYAR TL YATIRIM YAPACAK; 1 OCAK 2025'TEN İTİBAREN 250 TÜRK LİRASI ZAM GELECEK. KASIM 2024.",
+        [("money", "2,5 MİLYAR TL"), ("date", "1 OCAK 2025"), ("money", "250 TÜRK LİRASI"), ("date", "KASIM 2024")],
+    ),
+    (
+        "ja",
+        "2024年3月14日、東京都は入場料を1,500円に引き上げると発表した。",
+        [("date", "2024年3月14日"), ("money", "1,500円")],
+    ),
+    (
+        "ja",
+        "同社は3月14日に約2億円の損失を計上し、２０２４年４月１日に営業を再開した。",
+        [("date", "3月14日"), ("money", "2億円"), ("date", "２０２４年４月１日")],
+    ),
+]
+
+
+@pytest.mark.parametrize("language,text,expected", SENTENCES, ids=[f"{s[0]}-{i}" for i, s in enumerate(SENTENCES)])
+def test_dates_and_money_in_the_documents_language(language, text, expected):
+    found = find_entities(text, language)
+    assert [(k, v) for k, v, _, _ in found if k in ("date", "money")] == expected
+    assert all(text[s:e] == v for _, v, s, e in found)
+
+
+@pytest.mark.parametrize("language,text,expected", SENTENCES, ids=[f"{s[0]}-{i}" for i, s in enumerate(SENTENCES)])
+def test_english_rules_find_no_written_date_of_another_language(language, text, expected):
+    # with English rules a written German/French/... date is no date (and none is made up from
+    # its parts); only the numeric dates every language shares remain
+    dates = [v for k, v, _, _ in find_entities(text, "en") if k == "date"]
+    assert dates == [v for k, v in expected if k == "date" and v[0].isascii() and v.replace(".", "").isdigit()]
+
+
+def test_the_language_decides_how_an_amount_reads():
+    text = "La mairie a voté un budget de 1 500 000 euros, contre 1\u202f200 € l'an passé."
+    # English rules read French digit groups as separate numbers: a wrong, shorter amount
+    assert [v for k, v, _, _ in find_entities(text, "en") if k == "money"] == ["000 euros", "200 €"]
+    assert [v for k, v, _, _ in find_entities(text, "fr") if k == "money"] == ["1 500 000 euros", "1\u202f200 €"]
+
+
+def test_another_languages_rules_skip_english_month_names_and_check_the_day():
+    # German rules: `Mai`/`Okt.` are months, `May 3, 2024` is not German; 31 February never exists
+    text = "Termine: 3. Mai 2024, May 3, 2024 und 31. Februar 2024."
+    assert [v for k, v, _, _ in find_entities(text, "de") if k == "date"] == ["3. Mai 2024"]
+    # abbreviated names count only in a full date: Spanish `mar` is also the sea
+    assert [v for k, v, _, _ in find_entities("Vimos el 3 mar 2024 y 3 mar azul.", "es") if k == "date"] == [
+        "3 mar 2024"
+    ]
+
+
+def test_a_language_without_rules_keeps_the_language_independent_patterns():
+    text = "Il 14 marzo 2024 il biglietto costava €15,50 (fattura 2024-03-14)."
+    found = [(k, v) for k, v, _, _ in find_entities(text, "it")]
+    assert found == [("money", "€15,50"), ("date", "2024-03-14")]
+    assert find_entities(text, "auto") == find_entities(text, "en")
+
+
+def test_entities_extractor_reads_the_documents_language():
+    from docbeam.pipeline.core.records import Document
+    from docbeam.pipeline.extractors.entities import Entities
+
+    text = SENTENCES[0][1]
+    rows = Entities().text_rows(Document(uid="u", doc_id="d", source="s", row=0, text=text, language="de"))
+    assert [(r["kind"], r["value"]) for r in rows] == [("entity:date", "14. März 2024")] + [
+        ("entity:money", v) for v in ("15 Euro", "15,50 €")
+    ]
+    undetermined = Entities().text_rows(Document(uid="u", doc_id="d", source="s", row=0, text=text))
+    assert [r["value"] for r in undetermined] == ["15,50 €"]  # English rules
+
+
+def test_every_language_with_rules_is_tested_and_listed_for_the_flag():
+    from docbeam.pipeline.core.languages import PARTS
+    from docbeam.pipeline.extractors.locale_patterns import LANGUAGES
+
+    assert {s[0] for s in SENTENCES} == set(LANGUAGES)
+    assert PARTS["date and money patterns"] == LANGUAGES | {"en"}
