@@ -100,6 +100,9 @@ def test_url_hyphenated_at_a_man_page_line_break_is_found_whole():
     v, s, e = urls[2]
     assert text[s:e] == "https://gnu.org/li\u2010\n       censes/gpl.html"
     assert text[e] == ">"
+    # as the issue quotes it (an older page, `http`), at the end of a sentence
+    issue = "GPL version 3 or later http://gnu.org/li\u2010\n       censes/gpl.html."
+    assert _of("url", issue) == [("http://gnu.org/licenses/gpl.html", 23, len(issue) - 1)]
 
 
 def test_url_hyphenated_across_lines_in_running_text_drops_the_sentence_stop():
