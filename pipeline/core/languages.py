@@ -16,8 +16,8 @@ PARTS: dict[str, frozenset[str] | None] = {
     "sentence rules": None,
     # extractors/stopwords.py: scikit-learn's English list
     "stop words": frozenset({"en"}),
-    # extractors/patterns.py: English month names and date/money formats
-    "date and money patterns": frozenset({"en"}),
+    # extractors/patterns.py (English) and locale_patterns.py (the others, from CLDR via babel)
+    "date and money patterns": frozenset({"de", "en", "es", "fr", "ja", "tr"}),
 }
 # Names people type instead of codes, for the did-you-mean only (the flag takes codes).
 NAMES = {

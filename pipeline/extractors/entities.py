@@ -9,6 +9,7 @@ meant to be one more source of `entity:<type>` rows here, riding the encoder pas
 from docbeam.pipeline.core.records import Document
 from docbeam.pipeline.extractors.base import Extractor, row
 from docbeam.pipeline.extractors.patterns import find_entities
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 
 
 class Entities(Extractor):
@@ -16,4 +17,5 @@ class Entities(Extractor):
     row_kind = "entity"
 
     def text_rows(self, doc: Document) -> list[dict]:
-        return [row(doc.doc_id, f"entity:{kind}", value, 1.0, s, e) for kind, value, s, e in find_entities(doc.text)]
+        found = find_entities(doc.text, doc.language or DEFAULT_LANGUAGE)  # dates and money in its language
+        return [row(doc.doc_id, f"entity:{kind}", value, 1.0, s, e) for kind, value, s, e in found]

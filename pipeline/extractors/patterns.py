@@ -19,28 +19,67 @@ import calendar
 import re
 from collections.abc import Callable, Iterator
 
+from docbeam.pipeline.extractors import locale_patterns
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
+
 Span = tuple[int, int]
+# (start, end, value): value None is the text at the span, as it is for all but joined URLs
+Found = tuple[int, int, str | None]
 
 # --- url -------------------------------------------------------------------------------------
 # Brackets are never part of a URL here (markdown's `[text](url)` runs them together);
-# parentheses are, when balanced (`.../Mercury_(planet)`).
-URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`\[\]{}]+")
-TRAILING = ".,;:!?*_~"
+# parentheses are, when balanced (`.../Mercury_(planet)`). Typographic quotes and CJK
+# punctuation are never URL characters (RFC 3986 URLs are ASCII), so they end one.
+QUOTES = "\u2018\u2019\u201a\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a"  # ‘’‚“”„«»‹›
+# 、。 「」『』【】 and the full-width （），！？：；
+CJK_PUNCTUATION = "\u3001\u3002\u300c-\u3011\uff08\uff09\uff0c\uff01\uff1f\uff1a\uff1b"
+URL_CHAR = rf"[^\s<>\"'`\[\]{{}}{QUOTES}{CJK_PUNCTUATION}]"
+URL = re.compile(rf"\b(?:https?://|ftp://|www\.){URL_CHAR}+")
+TRAILING = ".,;:!?*_~\u2026\u2010\u00ad"
+# groff (man pages) and some PDF text hyphenate a long URL at a line end: U+2010 HYPHEN (or a
+# soft hyphen U+00AD), the line break, then the next line's indentation. Neither hyphen is a
+# URL character, so such a break is joined: the row's `value` is the URL without the hyphen,
+# line break and indentation, and its span covers the broken text as printed. The only
+# entities whose value is not the text at their span.
+BREAK_HYPHENS = "\u2010\u00ad"
+CONTINUATION = re.compile(rf"\r?\n[^\S\r\n]*(?!https?://|ftp://|www\.)({URL_CHAR}+)")
 
 
-def _urls(text: str) -> Iterator[Span]:
+def _url_end(text: str, s: int, e: int) -> int:
+    """`e` less the trailing punctuation that ends a sentence or closes a bracket around the URL."""
+    while e > s:
+        last = text[e - 1]
+        if last in TRAILING or (last == ")" and text.count("(", s, e) < text.count(")", s, e)):
+            e -= 1
+        else:
+            break
+    return e
+
+
+def _urls(text: str, language: str) -> Iterator[Found]:
     if "://" not in text and "www." not in text:
         return
     for m in URL.finditer(text):
-        s, e = m.span()
-        while e > s:
-            last = text[e - 1]
-            if last in TRAILING or (last == ")" and text.count("(", s, e) < text.count(")", s, e)):
-                e -= 1
-            else:
+        pieces = [m.span()]  # the URL as printed, one piece per line
+        while text[pieces[-1][1] - 1] in BREAK_HYPHENS and (c := CONTINUATION.match(text, pieces[-1][1])):
+            pieces.append(c.span(1))
+        # A renderer that prints the URL's own hyphens as U+2010 too (`shared‐mime‐` + break)
+        # makes a hyphen at the line end ambiguous: then the URL ends before the break, verbatim.
+        inner = [text[ps : pe - 1] for ps, pe in pieces[:-1]] + [text[pieces[-1][0] : pieces[-1][1]]]
+        if len(pieces) > 1 and any("\u2010" in piece for piece in inner):
+            pieces = pieces[:1]
+        s = pieces[0][0]
+        while True:  # a continuation that was only a sentence stop is no part of the URL
+            e = _url_end(text, s, pieces[-1][1])
+            if len(pieces) == 1 or e > pieces[-1][0]:
                 break
-        if e - s > len("www.") + 3:
-            yield s, e
+            pieces.pop()
+        if e - s <= len("www.") + 3:
+            continue
+        if len(pieces) == 1:
+            yield s, e, None
+        else:
+            yield s, e, "".join(text[ps : pe - 1] for ps, pe in pieces[:-1]) + text[pieces[-1][0] : e]
 
 
 # --- email -----------------------------------------------------------------------------------
@@ -51,11 +90,17 @@ EMAIL = re.compile(
 )
 
 
-def _emails(text: str) -> Iterator[Span]:
-    if "@" not in text:
-        return
-    for m in EMAIL.finditer(text):
-        yield m.span()
+def _emails(text: str, language: str) -> Iterator[Found]:
+    # Scanned from each `@` rather than over the whole text (the slowest of the patterns on
+    # running text otherwise): an address's local part is at most 64 characters and its domain
+    # at most 253 (RFC 5321), so the match holding an `@` lies within that window around it.
+    end = 0
+    at = text.find("@")
+    while at != -1:
+        if at >= end and (m := EMAIL.search(text, max(end, at - 64), at + 254)) and m.start() < at < m.end():
+            end = m.end()
+            yield (*m.span(), None)
+        at = text.find("@", at + 1)
 
 
 # --- date ------------------------------------------------------------------------------------
@@ -66,26 +111,28 @@ MONTH = (
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
 MONTH_ABBR = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+# An entity never spans a line break (`Mon, 14 Aug` + newline + `2006` in a man page is two
+# lines, not one date): the spaces inside one are horizontal only.
+SP = r"[^\S\r\n]"
 DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
-DAYS = rf"{DAY}(?:\s?[-–]\s?{DAY})?"  # 9-11 October
+DAYS = rf"{DAY}(?:{SP}?[-–]{SP}?{DAY})?"  # 9-11 October
 YEAR = r"(?:1\d|2[01])\d{2}(?!\d)"
 TIME = r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
-DATE = re.compile(
-    r"(?=[\dJFMASOND])(?:"
-    + "|".join(
-        [
-            rf"(?<![\d.])\d{{4}}([-/.])\d{{2}}\1\d{{2}}{TIME}(?![\d.]\d|\d)",  # 2026-01-15, 2023.07.14, ...T10:15Z
-            r"(?<![\d./])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\d/]|\.\d)",  # 01/15/2026, 1/2/24
-            # dotted day.month.year only zero-padded: `7.9.2009` is a version (CentOS 7.9.2009)
-            r"(?<![\d.])\d{2}\.\d{2}\.\d{4}(?![\d.]\d|\d)",  # 15.01.2026
-            rf"\b{DAYS}(?:\s+of)?\s+{MONTH}\b(?:\.?,?\s+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
-            rf"\b{MONTH}\b\.?\s+{DAYS}\b(?:,?\s+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
-            rf"\b{MONTH}\b\.?,?\s+{YEAR}",  # January 2022
-            rf"\b\d{{1,2}}-{MONTH_ABBR}-{YEAR}",  # 14-Mar-2025
-        ]
-    )
-    + ")"
-)
+# Numeric dates read the same in every language docbeam has rules for.
+NUMERIC_DATES = [
+    rf"(?<![\d.])\d{{4}}([-/.])\d{{2}}\1\d{{2}}{TIME}(?![\d.]\d|\d)",  # 2026-01-15, 2023.07.14, ...T10:15Z
+    r"(?<![\d./])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\d/]|\.\d)",  # 01/15/2026, 1/2/24
+    # dotted day.month.year only zero-padded: `7.9.2009` is a version (CentOS 7.9.2009)
+    r"(?<![\d.])\d{2}\.\d{2}\.\d{4}(?![\d.]\d|\d)",  # 15.01.2026
+]
+ENGLISH_DATES = [
+    rf"\b{DAYS}(?:{SP}+of)?{SP}+{MONTH}\b(?:\.?,?{SP}+{YEAR})?",  # 14 October 2025, 3rd of March, 2 Feb
+    rf"\b{MONTH}\b\.?{SP}+{DAYS}\b(?:,?{SP}+{YEAR})?",  # March 3, 2026; Feb. 2; June 21st
+    rf"\b{MONTH}\b\.?,?{SP}+{YEAR}",  # January 2022
+    rf"\b\d{{1,2}}-{MONTH_ABBR}-{YEAR}",  # 14-Mar-2025
+]
+DATE = re.compile(r"(?=[\dJFMASOND])(?:" + "|".join(NUMERIC_DATES + ENGLISH_DATES) + ")")
+NUMERIC_DATE = re.compile(r"(?=\d)(?:" + "|".join(NUMERIC_DATES) + ")")
 MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 NUMBER = re.compile(r"\d+")
 
@@ -112,10 +159,21 @@ def _is_real_date(value: str) -> bool:
     return any(1 <= m <= 12 and 1 <= d <= _month_days(m, year) for d, m in ((a, b), (b, a)))
 
 
-def _dates(text: str) -> Iterator[Span]:
-    for m in DATE.finditer(text):
+def _dates(text: str, language: str) -> Iterator[Found]:
+    """English: the patterns above. Another language: numeric dates and its own written ones
+    (locale_patterns.py), never English month names (German `Mai`, Spanish `mar`, Turkish `May`
+    are not English). A language without rules here: numeric dates only."""
+    if language == "en":
+        for m in DATE.finditer(text):
+            if _is_real_date(m.group()):
+                yield (*m.span(), None)
+        return
+    for m in NUMERIC_DATE.finditer(text):
         if _is_real_date(m.group()):
-            yield m.span()
+            yield (*m.span(), None)
+    if rules := locale_patterns.rules(language):
+        for s, e in locale_patterns.dates(text, rules):
+            yield s, e, None
 
 
 # --- money -----------------------------------------------------------------------------------
@@ -126,24 +184,45 @@ AMOUNT = (
     r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:['’]\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+,\d{1,2}"
     r"|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?)"
 )
-SCALE = r"(?:\s?(?:thousand|million|billion|trillion|lakh crore|crore|lakh|bn|tn|mn|[kKmMbB])\b)?"
+SCALE = rf"(?:{SP}?(?:thousand|million|billion|trillion|lakh crore|crore|lakh|bn|tn|mn|[kKmMbB])\b)?"
 CURRENCY_WORD = r"(?:dollars|euros|yen|yuan|francs|rupees|pounds sterling)\b"
 MONEY = re.compile(
     r"(?=[\d$€£¥₹₩₽₺₪฿₫₱₦₴₸A-Z])(?:"
     + "|".join(
         [
-            rf"(?<![\w$]){SYMBOL}\s?{AMOUNT}{SCALE}(?![\w}}\]])",  # $5.99, ¥1.3 trillion, US$2 billion
-            rf"\b{CODE}\s?{AMOUNT}{SCALE}",  # EUR 3.5 billion, Rs 1,200
-            rf"(?<![\w.,]){AMOUNT}{SCALE}\s?(?:\b{CODE}\b|{SYMBOL}|{CURRENCY_WORD})",  # 4,000 USD, 45,90 €
+            rf"(?<![\w$]){SYMBOL}{SP}?{AMOUNT}{SCALE}(?![\w}}\]])",  # $5.99, ¥1.3 trillion, US$2 billion
+            rf"\b{CODE}{SP}?{AMOUNT}{SCALE}",  # EUR 3.5 billion, Rs 1,200
+            rf"(?<![\w.,]){AMOUNT}{SCALE}{SP}?(?:\b{CODE}\b|{SYMBOL}|{CURRENCY_WORD})",  # 4,000 USD, 45,90 €
         ]
     )
     + ")"
 )
 
 
-def _money(text: str) -> Iterator[Span]:
+# Shell, awk and Perl write `$0`, `$1`, ... for positional parameters and fields (`$1 ~ /r/`,
+# `shift` sets `$1` to `$2`). Those texts also write `$` before names (`$HOME`, `$NF`, `${x}`,
+# `$#`, `$@`), which prices never do (`$US` aside): in such a text a bare `$` and a plain
+# integer is a parameter, and a dollar amount is money only when written like one (cents,
+# thousands separators or a scale: `$4.99`, `$1,200`, `$2 billion`).
+SIGIL = re.compile(r"\$(?:(?!(?:US|CA|AU|NZ|HK|SG|MX)\b)[A-Za-z_]|[{(@#?*!])")
+BARE_INTEGER = re.compile(r"\$\d+")
+
+
+def _money(text: str, language: str) -> Iterator[Found]:
+    """The language's own amounts first (`1 500,50 €` in French is one amount, not `500,50 €`),
+    then the symbols and ISO codes every language writes (`$4.99`, `EUR 3.5 billion`); an
+    overlap keeps the first."""
+    if language != "en" and (rules := locale_patterns.rules(language)):
+        for s, e in locale_patterns.money(text, rules):
+            yield s, e, None
+    sigils = None  # whether the text uses `$` as a sigil; looked up on the first bare `$N`
     for m in MONEY.finditer(text):
-        yield m.span()
+        if BARE_INTEGER.fullmatch(m.group()):
+            if sigils is None:
+                sigils = SIGIL.search(text) is not None
+            if sigils:
+                continue
+        yield (*m.span(), None)
 
 
 # --- phone -----------------------------------------------------------------------------------
@@ -172,16 +251,16 @@ def _is_nanp(value: str) -> bool:
     return len(seps) <= 1  # one separator style: 415-555-0134, never 252.227-7013
 
 
-def _phones(text: str) -> Iterator[Span]:
+def _phones(text: str, language: str) -> Iterator[Found]:
     for m in PHONE.finditer(text):
         value = m.group()
         if not 7 <= sum(ch.isdigit() for ch in value) <= 15 or YEAR_RANGE.fullmatch(value):
             continue
         if INTERNATIONAL.match(value) or _is_nanp(value) or ANNOUNCED.search(text, max(0, m.start() - 30), m.start()):
-            yield m.span()
+            yield (*m.span(), None)
 
 
-FINDERS: list[tuple[str, Callable[[str], Iterator[Span]]]] = [
+FINDERS: list[tuple[str, Callable[[str, str], Iterator[Found]]]] = [
     ("url", _urls),
     ("email", _emails),
     ("date", _dates),
@@ -191,13 +270,17 @@ FINDERS: list[tuple[str, Callable[[str], Iterator[Span]]]] = [
 TYPES = [kind for kind, _ in FINDERS]
 
 
-def find_entities(text: str) -> list[tuple[str, str, int, int]]:
-    """(type, value, start, end), in text order, without overlaps."""
+def find_entities(text: str, language: str = DEFAULT_LANGUAGE) -> list[tuple[str, str, int, int]]:
+    """(type, value, start, end), in text order, without overlaps, by the rules of `language` (an
+    ISO 639-1 code: a document's `doc.language or DEFAULT_LANGUAGE`; `auto` reads as the
+    default). `value` is `text[start:end]`,
+    except for a URL joined across a hyphenated line break (see BREAK_HYPHENS)."""
+    language = DEFAULT_LANGUAGE if language == "auto" else language
     claimed = bytearray(len(text))  # 1 where a higher-priority type already took the character
     found = []
     for kind, finder in FINDERS:
-        for s, e in finder(text):
+        for s, e, value in finder(text, language):
             if claimed.find(1, s, e) == -1:
                 claimed[s:e] = b"\x01" * (e - s)
-                found.append((kind, text[s:e], s, e))
+                found.append((kind, text[s:e] if value is None else value, s, e))
     return sorted(found, key=lambda f: f[2])
