@@ -27,6 +27,7 @@ commands:
   compile   compile the run's encoder for a TPU worker here: kernels, HBM fit, roofline (needs no TPU)
   report    print / re-render the cost report of a finished run
   embed     vectors for texts (queries), exactly as the pipeline computes them
+  search    the chunks of a finished run closest to a question
   kernels   which attention kernels this machine can run, and why not
   models    the architectures, pooling modes and model families docbeam reads
 
@@ -206,6 +207,43 @@ def cmd_embed(argv: list[str]) -> int:
     return ExitStatus.OK
 
 
+def cmd_search(argv: list[str]) -> int:
+    parser = Parser(
+        prog="docbeam search",
+        description="The chunks of a finished run closest to a query: the query embedded as `docbeam embed` "
+        "embeds it, with the checkpoint the run's manifest records (refused when its files here differ), and "
+        "every chunk vector scored by cosine, read in blocks.",
+    )
+    parser.add_argument("run", metavar="RUN", help="the run's --output folder or gs:// prefix")
+    parser.add_argument("query", metavar="QUERY", help="the question or text to search for")
+    parser.add_argument("--top-k", type=positive_int, default=10, help="how many chunks to list (default 10)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (run, query, model, hits)")
+    parser.add_argument(
+        "--model", metavar="PATH", help="a copy of the run's checkpoint (its files must match the run's manifest)"
+    )
+    ns = parser.parse_args(argv)
+    if not ns.query.strip():
+        raise UsageError("QUERY is empty")
+    from docbeam.pipeline.search import format, hits
+    from docbeam.pipeline.search.query import ModelError, embed_queries
+    from docbeam.pipeline.search.run_chunks import RunError, open_run
+
+    try:
+        chunks = open_run(ns.run)
+        vectors = embed_queries(chunks.manifest["model"], [ns.query], ns.model)
+    except (RunError, ModelError) as exc:
+        raise UsageError(str(exc)) from None
+    found = hits.search_vectors(chunks, vectors, ns.top_k)[0]
+    model = chunks.manifest["model"].get("name", "")
+    if ns.json:
+        print(format.render_json(ns.run, ns.query, model, "exact", found))
+    else:
+        print(
+            format.render_text(found, f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, exact):")
+        )
+    return ExitStatus.OK
+
+
 def cmd_kernels(argv: list[str]) -> int:
     parser = Parser(
         prog="docbeam kernels", description="List every attention implementation, whether it runs here and why not."
@@ -304,6 +342,7 @@ COMMANDS = {
     "compile": cmd_compile,
     "report": cmd_report,
     "embed": cmd_embed,
+    "search": cmd_search,
     "kernels": cmd_kernels,
     "models": cmd_models,
 }
