@@ -33,7 +33,8 @@ def build_ivf(blocks: Callable[[], Iterable[tuple[int, np.ndarray]]], n_rows: in
 
     lists = n_lists(n_rows)
     stride = max(1, n_rows // TRAIN_ROWS)
-    sample = np.concatenate([normalised(b[(-first) % stride :: stride]) for first, b in blocks()] or [np.empty((0, dim))])
+    parts = [normalised(b[(-first) % stride :: stride]) for first, b in blocks()]
+    sample = np.concatenate(parts) if parts else np.empty((0, dim), np.float32)
     index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, lists, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = seed
     index.cp.min_points_per_centroid = 1  # small runs: fewer points than 39 per list is fine

@@ -84,7 +84,7 @@ def one_round(x: np.ndarray, q: np.ndarray, hnsw: bool, nprobes: list[int]) -> d
         mapped = faiss.read_index(path, faiss.IO_FLAG_MMAP)
         for nprobe in nprobes:
             _, rows = ivf.search_ivf(mapped, q, K, nprobe)
-            ms = per_query_ms(lambda v, n=nprobe: ivf.search_ivf(mapped, v, K, n), q)
+            ms = per_query_ms(lambda v, n=nprobe, m=mapped: ivf.search_ivf(m, v, K, n), q)
             name = f"faiss IVF-Flat, {index.nlist} lists, nprobe {nprobe}"
             out[name] = {"ms": ms, "mem_mb": size, "recall": recall(rows, truth), "build_s": build}
         del mapped
