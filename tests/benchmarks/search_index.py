@@ -3,6 +3,7 @@ real vectors with --run): latency per query, memory, recall@10 against exact, bu
 
     python -m tests.benchmarks.search_index --sizes 100000 1000000 --rounds 3
     python -m tests.benchmarks.search_index --sizes 100000 --rounds 1 --hnsw   # + HNSW (slow to build)
+    python -m tests.benchmarks.search_index --make-real-corpus DIR           # real text to run docbeam on
     python -m tests.benchmarks.search_index --run OUT --rounds 3              # a run's real chunk vectors
 
 Synthetic vectors, dim 384, L2-normalised, clustered like sentence embeddings rather than
@@ -53,6 +54,33 @@ def real_vectors(run: str) -> tuple[np.ndarray, np.ndarray]:
     q = x[rng.choice(len(x), size=min(QUERIES, len(x)), replace=False)]
     q = q + rng.normal(size=q.shape).astype(np.float32) * 0.02  # near, not equal to, a stored chunk
     return x, q
+
+
+# Real text on any machine with Python: the language reference's topics, the stdlib's own
+# documentation as pydoc renders it, and the licence texts Debian ships (when present).
+STDLIB_MODULES = (
+    "argparse asyncio collections concurrent.futures contextlib csv dataclasses datetime decimal email "
+    "functools http.client itertools json logging multiprocessing os pathlib pickle re shutil socket sqlite3 "
+    "statistics string subprocess tarfile threading typing unittest urllib.request xml.etree.ElementTree zipfile"
+).split()
+
+
+def make_real_corpus(folder: str) -> int:
+    import json
+    import pathlib
+    import pydoc
+    import pydoc_data.topics
+
+    out = pathlib.Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": f"topic:{k}", "text": v} for k, v in sorted(pydoc_data.topics.topics.items())]
+    for name in STDLIB_MODULES:
+        rows.append({"id": f"pydoc:{name}", "text": pydoc.render_doc(name, renderer=pydoc.plaintext)})
+    for lic in sorted(pathlib.Path("/usr/share/common-licenses").glob("*")):
+        if lic.is_file() and not lic.is_symlink():
+            rows.append({"id": f"license:{lic.name}", "text": lic.read_text(errors="replace")})
+    (out / "real.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return len(rows)
 
 
 def recall(approx: np.ndarray, exact: np.ndarray) -> float:
@@ -118,7 +146,11 @@ def main() -> None:
     ap.add_argument("--nprobe", type=int, nargs="*", default=[8, 32])
     ap.add_argument("--hnsw", action="store_true", help="also usearch HNSW (minutes to build per 100k here)")
     ap.add_argument("--run", help="a run's --output: its real chunk vectors instead of synthetic ones")
+    ap.add_argument("--make-real-corpus", metavar="DIR", help="write real text to DIR/real.jsonl and stop")
     a = ap.parse_args()
+    if a.make_real_corpus:
+        print(f"{make_real_corpus(a.make_real_corpus)} documents -> {a.make_real_corpus}/real.jsonl")
+        return
     cases = [("real", None)] if a.run else [("synthetic", n) for n in a.sizes]
     for kind, n in cases:
         rounds = []
