@@ -39,6 +39,20 @@ def test_tiny_inputs_get_at_most_one_list_per_row():
     assert rows[0][0] == 0 and scores[0][0] == pytest.approx(1.0)
 
 
+def test_overwrite_deletes_an_index_with_the_run(tmp_path):
+    from docbeam.pipeline.core.tables import INDEX_FILES
+    from docbeam.pipeline.launch import run_folder
+
+    out = str(tmp_path / "run")
+    run_folder.mark(out)
+    (tmp_path / "run" / "_index").mkdir()
+    for name in INDEX_FILES:
+        (tmp_path / "run" / "_index" / name).write_text("x")
+    old = run_folder.check_output(out, overwrite=True, resume=False)
+    assert {f"{out}/_index/{name}" for name in INDEX_FILES} <= set(old)
+    run_folder.check_can_delete(out, old, "--overwrite")  # docbeam's own files: no refusal
+
+
 @pytest.fixture
 def run_copy(sample_run, tmp_path):
     out, _ = sample_run
