@@ -48,6 +48,8 @@ def rank(chunks: RunChunks, queries: np.ndarray, top_k: int, use_index: bool | N
         if index is not None:
             scores, rows = ivf.search_ivf(index, queries, top_k)
             return Ranking(scores, rows, "index", "")
+        if not note and use_index is None:
+            note = f"{chunks.run} has {chunks.n_rows:,} chunks and no index (`docbeam index {chunks.run}` builds one)"
     scores, rows = exact_rows(chunks, queries, top_k)
     return Ranking(scores, rows, "exact", note)
 

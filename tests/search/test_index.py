@@ -67,6 +67,13 @@ def search_json(capsys, *argv: str) -> tuple[dict, str]:
 
 @pytest.mark.slow
 def test_index_is_used_past_the_threshold_and_gives_the_exact_hits(run_copy, capsys, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(hits_mod, "INDEX_FROM_ROWS", 100)
+        data, err = search_json(capsys, str(run_copy), QUERY, "--top-k", "5")
+        assert data["method"] == "exact" and err.strip() == (
+            f"docbeam search: {run_copy} has 232 chunks and no index (`docbeam index {run_copy}` builds one); "
+            "searching exactly"
+        )
     assert cli.main(["index", str(run_copy)]) == 0
     assert "index of 232 chunks (faiss IVF-Flat, 61 lists" in capsys.readouterr().out
     assert all(owned(f"_index/{name}") for name in ("chunks.faiss", "index.json")) and not owned("_index/x")
