@@ -27,6 +27,8 @@ commands:
   compile   compile the run's encoder for a TPU worker here: kernels, HBM fit, roofline (needs no TPU)
   report    print / re-render the cost report of a finished run
   embed     vectors for texts (queries), exactly as the pipeline computes them
+  search    the chunks of a finished run closest to a question
+  index     an approximate index of a finished run's chunk vectors, for search at scale
   kernels   which attention kernels this machine can run, and why not
   models    the architectures, pooling modes and model families docbeam reads
 
@@ -206,6 +208,69 @@ def cmd_embed(argv: list[str]) -> int:
     return ExitStatus.OK
 
 
+def cmd_search(argv: list[str]) -> int:
+    parser = Parser(
+        prog="docbeam search",
+        description="The chunks of a finished run closest to a query: the query embedded as `docbeam embed` "
+        "embeds it, with the checkpoint the run's manifest records (refused when its files here differ), and "
+        "every chunk vector scored by cosine, read in blocks; from 50,000 chunks on, the run's index "
+        "(`docbeam index`) when it has a fresh one.",
+    )
+    parser.add_argument("run", metavar="RUN", help="the run's --output folder or gs:// prefix")
+    parser.add_argument("query", metavar="QUERY", help="the question or text to search for")
+    parser.add_argument("--top-k", type=positive_int, default=10, help="how many chunks to list (default 10)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (run, query, model, method, hits)")
+    parser.add_argument(
+        "--model", metavar="PATH", help="a copy of the run's checkpoint (its files must match the run's manifest)"
+    )
+    parser.add_argument("--exact", action="store_true", help="score every chunk even when the run has an index")
+    ns = parser.parse_args(argv)
+    if not ns.query.strip():
+        raise UsageError("QUERY is empty")
+    from docbeam.pipeline.search import format, hits
+    from docbeam.pipeline.search.query import ModelError, embed_queries
+    from docbeam.pipeline.search.run_chunks import RunError, open_run
+
+    try:
+        chunks = open_run(ns.run)
+        vectors = embed_queries(chunks.manifest["model"], [ns.query], ns.model)
+    except (RunError, ModelError) as exc:
+        raise UsageError(str(exc)) from None
+    ranking = hits.rank(chunks, vectors, ns.top_k, use_index=False if ns.exact else None)
+    if ranking.note:
+        print(f"docbeam search: {ranking.note}; searching exactly", file=sys.stderr)
+    found = hits.hits_of(chunks, ranking.scores[0], ranking.rows[0])
+    model = chunks.manifest["model"].get("name", "")
+    if ns.json:
+        print(format.render_json(ns.run, ns.query, model, ranking.method, found))
+    else:
+        head = f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, {ranking.method}):"
+        print(format.render_text(found, head))
+    return ExitStatus.OK
+
+
+def cmd_index(argv: list[str]) -> int:
+    parser = Parser(
+        prog="docbeam index",
+        description="Build an approximate index (FAISS IVF-Flat) of a finished run's chunk vectors into "
+        "RUN/_index/; `docbeam search` uses it from 50,000 chunks on while it matches the run's chunks.",
+    )
+    parser.add_argument("run", metavar="RUN", help="the run's --output folder or gs:// prefix")
+    ns = parser.parse_args(argv)
+    from docbeam.pipeline.search import index_files
+    from docbeam.pipeline.search.run_chunks import RunError, open_run
+
+    try:
+        record = index_files.build(open_run(ns.run))
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    print(
+        f"index of {record['rows']:,} chunks (faiss IVF-Flat, {record['lists']} lists, {record['nprobe']} probed "
+        f"per query) -> {index_files.paths(ns.run)[0]} in {record['build_seconds']:.1f}s"
+    )
+    return ExitStatus.OK
+
+
 def cmd_kernels(argv: list[str]) -> int:
     parser = Parser(
         prog="docbeam kernels", description="List every attention implementation, whether it runs here and why not."
@@ -304,6 +369,8 @@ COMMANDS = {
     "compile": cmd_compile,
     "report": cmd_report,
     "embed": cmd_embed,
+    "search": cmd_search,
+    "index": cmd_index,
     "kernels": cmd_kernels,
     "models": cmd_models,
 }

@@ -25,6 +25,7 @@ RANK = {
     "docbeam.pipeline.encode": 5,
     "docbeam.pipeline.extractors": 5,
     "docbeam.pipeline.graph": 6,
+    "docbeam.pipeline.search": 6,  # reads a finished run; encode for queries
     "docbeam.pipeline.launch": 7,
     "docbeam.pipeline": 8,  # entry points: cli, run, finalize
     "infra": 9,

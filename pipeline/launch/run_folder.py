@@ -46,6 +46,8 @@ def owned(rel: str, nested: bool = True) -> bool:
         return rest in REPORT_FILES
     if top == tables.PROGRESS:
         return bool(re.fullmatch(r"w[0-9a-f]{10}\.json", rest))
+    if top == tables.INDEX:
+        return rest in tables.INDEX_FILES
     if top == tables.REMOVED:
         return rest.split(".")[0] == "doc_ids" and "/" not in rest
     if top == tables.BUDGET_SAMPLE and nested:  # the sample is a run of its own, one level down

@@ -1,0 +1,12 @@
+"""`docbeam search`: a finished run's chunks ranked against a query, outside Beam.
+
+- run_chunks: the run's manifest and chunk files, embeddings streamed in blocks (local or gs://)
+- topk: exact top-k over blocks (pure numpy)
+- query: the run's checkpoint, checked against its manifest, embedding queries as `docbeam embed`
+- hits: the pieces together; `search_hits(run, query, top_k)` returns what --json lists
+- format: the console and JSON renderings
+"""
+
+from docbeam.pipeline.search.hits import HIT_KEYS, search_hits, search_vectors
+
+__all__ = ["HIT_KEYS", "search_hits", "search_vectors"]
