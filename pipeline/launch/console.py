@@ -28,9 +28,19 @@ def summary(res: RunResult) -> str:
         *_reuse(res, wall),
         report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
+        *sink_lines(res.manifest.get("sinks", [])),
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
     ]
     return "\n".join(lines)
+
+
+def sink_lines(sinks: list[dict]) -> list[str]:
+    """One line per --sink store: what it holds after the run."""
+    return [
+        f"sink:      {s['uri']}: {s['written']:,} of {s['chunks']:,} chunks written, {s['deleted']:,} deleted"
+        + ("" if s["holds"] else f" - FAILED, the ids of the rest are in {s.get('error_file')}")
+        for s in sinks
+    ]
 
 
 def extraction_lines(by_kind: dict[str, int]) -> list[str]:
@@ -92,9 +102,9 @@ def exit_status(res: RunResult) -> tuple[int, list[str]]:
     lines = [f"FAILED: {p}" for p in verdict["problems"]]
     if res.manifest["counts"]["rejected"]:
         lines += ["top reasons (errors/ has one line per rejected input):", *top_rejections(res.manifest)]
-    status = (
-        ExitStatus.ACCOUNTING if not res.manifest["accounting"]["holds"] else ExitStatus.REJECTED
-    )  # rejections, budget
+    sinks_hold = all(s["holds"] for s in res.manifest.get("sinks", []))
+    accounting = res.manifest["accounting"]["holds"] and sinks_hold  # the sink's accounting counts apart
+    status = ExitStatus.ACCOUNTING if not accounting else ExitStatus.REJECTED  # else: rejections, budget
     return status, lines
 
 

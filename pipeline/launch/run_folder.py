@@ -48,6 +48,8 @@ def owned(rel: str, nested: bool = True) -> bool:
         return bool(re.fullmatch(r"w[0-9a-f]{10}\.json", rest))
     if top == tables.REMOVED:
         return rest.split(".")[0] == "doc_ids" and "/" not in rest
+    if top == tables.SINK_ERRORS:
+        return bool(re.fullmatch(r"[a-z]+-[0-9a-f]{16}\.jsonl", rest))
     if top == tables.BUDGET_SAMPLE and nested:  # the sample is a run of its own, one level down
         return owned(rest, nested=False)
     return False
