@@ -181,3 +181,43 @@ def test_failed_writes_are_retried_then_listed_by_chunk_id_and_fail_the_sink(tmp
     lines = [json.loads(x) for x in open(record["error_file"]).read().splitlines()]
     assert {x["chunk_id"] for x in lines} == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     assert all(x["sink"] == uri and x["error"] for x in lines)
+
+
+@pytest.mark.parametrize(
+    "uri, shown",
+    [
+        ("milvus:///data/chunks.db", "milvus:///data/chunks.db"),
+        ("milvus://bob:hunter2@host:19530/coll?db=x&token=s3cr3t", "milvus://bob:***@host:19530/coll?db=x&token=***"),
+        ("qdrant://host:6333/coll?api_key=s3cr3t&https=1", "qdrant://host:6333/coll?api_key=***&https=1"),
+        ("bigquery://my-project.dataset.chunks", "bigquery://my-project.dataset.chunks"),
+    ],
+)
+def test_secrets_of_a_sink_uri_are_redacted_everywhere_it_is_shown(uri, shown):
+    from docbeam.pipeline.core.sink_uri import redact_args
+    from docbeam.pipeline.launch.job import _shown_options
+
+    assert parse(uri).redacted == shown == str(parse(uri))
+    assert redact_args(["--sink", uri, f"--sink={uri}", "--output", "o"]) == [
+        "--sink",
+        shown,
+        f"--sink={shown}",
+        "--output",
+        "o",
+    ]
+    assert _shown_options({"sink": [uri], "output": "o"}) == {"sink": [shown], "output": "o"}
+    assert "hunter2" not in repr(parse(uri)) and "s3cr3t" not in repr(parse(uri))
+
+
+def test_a_sink_that_failed_fails_the_run_with_the_accounting_status():
+    from docbeam.pipeline.launch import manifest
+    from docbeam.pipeline.launch.console import exit_status
+    from docbeam.pipeline.launch.job import RunResult
+
+    check = {"holds": True, "read": 3, "ok": 3, "rejected": 0}
+    failed = {"uri": "milvus:///s.db", "chunks": 5, "failed": 2, "holds": False, "error": "E", "error_file": "f.jsonl"}
+    verdict = manifest.verdict(check, "5%", sinks=[failed])
+    assert verdict["problems"] == ["sink milvus:///s.db: 2 of 5 chunks not written (E); their ids are in f.jsonl"]
+    res = RunResult(
+        {"verdict": verdict, "counts": {"rejected": 0}, "accounting": check, "sinks": [failed]}, {}, 1.0, {}
+    )
+    assert exit_status(res)[0] == 1
