@@ -14,11 +14,11 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.sink_uri import parse
 from docbeam.pipeline.graph.sinks import to_table
 from docbeam.pipeline.graph.vector_stores import (
-    MilvusStore,
     StoreError,
     chunk_id,
     doc_key,
     query_store,
+    store_for,
     to_chunk,
 )
 from docbeam.pipeline.io import storage
@@ -67,7 +67,7 @@ def write_output(out, docs: dict[str, int], seed: int = 0, text: bool = True) ->
     return chunk_rows
 
 
-def assert_store_equals(store: MilvusStore, rows: list[dict]) -> None:
+def assert_store_equals(store, rows: list[dict]) -> None:
     held = store.dump()
     assert set(held) == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     for r in rows:
@@ -107,9 +107,15 @@ def short_retries():
     storage.configure_retries(previous)
 
 
-def test_write_reuse_and_delete_leave_the_store_equal_to_the_parquet(tmp_path, short_retries):
-    uri = f"milvus://{tmp_path}/store.db"
-    store = MilvusStore(parse(uri))
+LOCAL_STORES = pytest.mark.parametrize(
+    "local", ["milvus://{}/store.db", "qdrant://{}/qdrant"], ids=["milvus", "qdrant"]
+)
+
+
+@LOCAL_STORES
+def test_write_reuse_and_delete_leave_the_store_equal_to_the_parquet(tmp_path, short_retries, local):
+    uri = local.format(tmp_path)
+    store = store_for(parse(uri))
     out = tmp_path / "out"
     first = write_output(out, {"a": 3, "b.pdf": 2, "c": 1, "gone": 2})
     assert sinks.check([uri], DIM) == [True]
@@ -135,13 +141,14 @@ def test_write_reuse_and_delete_leave_the_store_equal_to_the_parquet(tmp_path, s
         assert set(hits[0]) == {"chunk_id", "doc_id", "chunk_index", "score", "page", "section", "text"}
 
 
-def test_a_collection_of_another_dimension_is_refused_before_the_run(tmp_path):
-    uri = f"milvus://{tmp_path}/store.db"
+@LOCAL_STORES
+def test_a_collection_of_another_dimension_is_refused_before_the_run(tmp_path, local):
+    uri = local.format(tmp_path)
     sinks.check([uri], DIM)
-    with pytest.raises(Exception, match=r"--sink milvus:///.*store.db: collection docbeam_chunks holds 8-dimensional"):
+    with pytest.raises(Exception, match=rf"--sink {uri}: collection docbeam_chunks holds 8-dimensional"):
         sinks.check([uri], 16)
     with pytest.raises(StoreError):
-        MilvusStore(parse(uri)).ensure(16)
+        store_for(parse(uri)).ensure(16)
 
 
 def test_the_same_store_twice_is_refused(tmp_path):
