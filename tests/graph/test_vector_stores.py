@@ -228,3 +228,28 @@ def test_a_sink_that_failed_fails_the_run_with_the_accounting_status():
         {"verdict": verdict, "counts": {"rejected": 0}, "accounting": check, "sinks": [failed]}, {}, 1.0, {}
     )
     assert exit_status(res)[0] == 1
+
+
+def test_the_bigquery_writer_is_built_offline_and_its_rows_fit_its_schema():
+    """No network, no Java: ml.rag's config and transform are built, and a chunk's row is checked
+    against the schema by Beam's own BigQuery conversions (what the managed write is fed)."""
+    from apache_beam.io.gcp.bigquery_tools import beam_row_from_dict, get_beam_typehints_from_tableschema
+    from apache_beam.ml.rag.ingestion.base import VectorDatabaseWriteTransform
+
+    from docbeam.pipeline.graph.vector_stores import BIGQUERY_SCHEMA, BigQueryStore
+
+    sink = parse("bigquery://my-project.rag.chunks")
+    config = BigQueryStore(sink).write_config(DIM)
+    assert config.write_config["table"] == "my-project.rag.chunks"
+    assert VectorDatabaseWriteTransform(config).database_config is config
+    assert type(config.create_write_transform()).__name__ == "_WriteToBigQueryVectorDatabase"
+    row = {"doc_id": "a.pdf", "chunk_index": 1, "embedding": np.ones(DIM, np.float32), "text": "t", "page_start": 2}
+    as_dict = config.schema_config.embeddable_to_dict_fn(to_chunk(row, json.dumps({"lang": "en"})))
+    assert set(as_dict) == {f["name"] for f in BIGQUERY_SCHEMA["fields"]}
+    beam_row = beam_row_from_dict(as_dict, BIGQUERY_SCHEMA)
+    hints = dict(get_beam_typehints_from_tableschema(BIGQUERY_SCHEMA))
+    assert set(hints) == set(as_dict)
+    assert beam_row.id == chunk_id("a.pdf", 1) and beam_row.page_start == 2 and beam_row.metadata == '{"lang": "en"}'
+    assert list(beam_row.embedding) == [1.0] * DIM
+    with pytest.raises(Exception, match="needs Java and Beam's expansion service"):
+        sinks.check(["bigquery://my-project.rag.chunks"], DIM)
