@@ -10,7 +10,7 @@ import pytest
 
 from docbeam.pipeline import run as run_module
 from docbeam.pipeline.core.sink_uri import parse
-from docbeam.pipeline.graph.vector_stores import MilvusStore, chunk_id, query_store
+from docbeam.pipeline.graph.vector_stores import chunk_id, query_store, store_for
 from docbeam.pipeline.launch.console import exit_status, summary
 from tests.corpus import build_corpus
 from tests.helpers import run_job, table, write_jsonl
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 def store_equals_parquet(uri: str, out) -> None:
     rows = table(out, "chunks").to_pylist()
     meta = {r["doc_id"]: r["metadata"] for r in table(out, "documents", ["doc_id", "metadata"]).to_pylist()}
-    held = MilvusStore(parse(uri)).dump()
+    held = store_for(parse(uri)).dump()
     assert set(held) == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     for r in rows:
         h = held[chunk_id(r["doc_id"], r["chunk_index"])]
@@ -48,26 +48,34 @@ def runs(tmp_path_factory):
     after[1]["text"] += " A sentence added since the first run."  # doc-00002 changed
     (root / "v2").mkdir()
     write_jsonl(root / "v2" / "v2.jsonl", after)
-    uri = f"milvus://{root}/store.db"
-    first = run_job(root / "v1.jsonl", root / "first", "--sink", uri)
-    store_after_first = MilvusStore(parse(uri)).dump()
-    second = run_job(root / "v2" / "v2.jsonl", root / "second", "--reuse", str(root / "first"), "--sink", uri)
-    return root, uri, first, store_after_first, second
+    milvus, qdrant = f"milvus://{root}/store.db", f"qdrant://{root}/qdrant"
+    sinks = ["--sink", milvus, "--sink", qdrant]
+    first = run_job(root / "v1.jsonl", root / "first", *sinks)
+    held = {uri: store_for(parse(uri)).dump() for uri in (milvus, qdrant)}
+    second = run_job(root / "v2" / "v2.jsonl", root / "second", "--reuse", str(root / "first"), *sinks)
+    return root, (milvus, qdrant), first, held, second
 
 
-def test_a_run_fills_the_store_with_its_chunks(runs):
-    root, uri, first, held, _ = runs
+STORES = pytest.mark.parametrize("store", [0, 1], ids=["milvus", "qdrant"])
+
+
+@STORES
+def test_a_run_fills_the_store_with_its_chunks(runs, store):
+    root, uris, first, held_by_uri, _ = runs
+    uri, held = uris[store], held_by_uri[uris[store]]
     assert len(held) == first.manifest["counts"]["chunks"] > 10  # several documents span windows
-    (sink,) = first.manifest["sinks"]
+    sink = first.manifest["sinks"][store]
     assert sink == {**sink, "uri": uri, "chunks": len(held), "written": len(held), "deleted": 0, "holds": True}
     assert exit_status(first)[0] == 0
     assert f"sink:      {uri}: {len(held):,} of {len(held):,} chunks written" in summary(first)
     stage = {s["stage"]: s for s in first.cost["stages"]}["sink"]
-    assert stage["elements_in"] == len(held) and stage["wall_s"] > 0
+    assert stage["elements_in"] == 2 * len(held) and stage["wall_s"] > 0  # both stores
 
 
-def test_a_reuse_run_leaves_the_store_equal_to_its_parquet(runs):
-    root, uri, first, held, second = runs
+@STORES
+def test_a_reuse_run_leaves_the_store_equal_to_its_parquet(runs, store):
+    root, uris, first, held, second = runs
+    uri = uris[store]
     assert second.manifest["reuse"]["documents_reused"] == 7 and second.manifest["reuse"]["documents_removed"] == 1
     before = {r["doc_id"]: 0 for r in table(root / "first", "chunks", ["doc_id"]).to_pylist()}
     for r in table(root / "first", "chunks", ["doc_id"]).to_pylist():
@@ -76,13 +84,15 @@ def test_a_reuse_run_leaves_the_store_equal_to_its_parquet(runs):
     for r in table(root / "second", "chunks", ["doc_id"]).to_pylist():
         now[r["doc_id"]] += 1
     assert now["doc-00001"] < before["doc-00001"]
-    (sink,) = second.manifest["sinks"]
+    sink = second.manifest["sinks"][store]
     assert sink["holds"] and sink["deleted"] == before["doc-00000"] + before["doc-00001"] - now["doc-00001"]
     store_equals_parquet(uri, root / "second")
 
 
-def test_the_store_answers_as_exact_search_over_the_parquet(runs):
-    root, uri, *_ = runs
+@STORES
+def test_the_store_answers_as_exact_search_over_the_parquet(runs, store):
+    root, uris, *_ = runs
+    uri = uris[store]
     rows = table(root / "second", "chunks").to_pylist()
     vecs = np.stack([r["embedding"] for r in rows])
     for q in vecs[[0, 5, 11]] + 0.05:  # near a stored chunk, not on it
