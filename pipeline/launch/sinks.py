@@ -54,6 +54,8 @@ def check(uris: list[str], dim: int) -> list[bool]:
             created.append(vector_stores.store_for(sink).ensure(dim))
         except StoreError as exc:
             raise UsageError(f"--sink {sink.redacted}: {exc}") from None
+        except ImportError as exc:  # the store's client is an extra
+            raise UsageError(f"--sink {sink.redacted}: needs {exc.name} (pip install 'docbeam[sinks]')") from None
         except Exception as exc:  # the store's client: unreachable, refused, a file it cannot open
             raise UsageError(f"--sink {sink.redacted}: {redact_text(str(exc), [uri]).splitlines()[0]}") from None
     return created
