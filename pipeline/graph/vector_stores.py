@@ -140,7 +140,7 @@ class MilvusStore:
         conn = self._connection()
         specs = [
             ColumnSpec("id", str, lambda c: c.id),
-            ColumnSpec("embedding", list, lambda c: list(c.dense_embedding)),
+            ColumnSpec("embedding", list, lambda c: list(c.dense_embedding or [])),
             ColumnSpec("doc_key", str, lambda c: c.metadata["doc_key"]),
             *[ColumnSpec(f, object, _field(f)) for f in FIELDS],
         ]

@@ -22,6 +22,8 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import tenacity
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -36,6 +38,7 @@ from docbeam.pipeline.io import outputs, storage
 from docbeam.pipeline.launch.execute import execute_store_write
 
 log = logging.getLogger("docbeam")
+T = TypeVar("T")
 LOCAL_WRITER = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
 
 
@@ -66,18 +69,24 @@ def error_file(output: str, sink: SinkUri) -> str:
     return tables.join(output, tables.SINK_ERRORS, f"{sink.scheme}-{name}.jsonl")
 
 
-def _retrying(fn, retries: list[int]):
+def _retrying(fn: Callable[[], T], retries: list[int]) -> T:
+    """`fn` under the run's retry policy (storage's: bounded exponential backoff with jitter);
+    each retry is appended to `retries` and logged. A StoreError (a collection of another shape)
+    is not retried."""
     policy = storage.retry_policy()
+
+    def note(state: tenacity.RetryCallState) -> None:
+        retries.append(1)
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning("sink: attempt %d failed, retrying: %s", state.attempt_number, exc)
+
     retryer = tenacity.Retrying(
         retry=tenacity.retry_if_not_exception_type(StoreError),
         stop=tenacity.stop_after_attempt(policy.max_attempts),
         wait=tenacity.wait_exponential_jitter(
             initial=policy.initial_wait_s, max=policy.max_wait_s, jitter=policy.initial_wait_s
         ),
-        before_sleep=lambda state: (
-            retries.append(1),
-            log.warning("sink: attempt %d failed, retrying: %s", state.attempt_number, state.outcome.exception()),
-        ),
+        before_sleep=note,
         reraise=True,
     )
     return retryer(fn)
@@ -96,7 +105,8 @@ def write_all(
     expected = {chunk_id(d, i): (d, i) for d, i in rows}
     rejected = {e["doc_id"] for e in outputs.read_errors(output) if e.get("doc_id")}
     docs = {d for d, _ in rows} | set(removed) | rejected
-    records, totals = [], {}
+    records: list[dict] = []
+    totals: dict[str, float] = {}
     for uri in uris:
         record, metrics = _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, expected, docs)
         records.append(record)
