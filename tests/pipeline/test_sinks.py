@@ -52,7 +52,9 @@ def runs(tmp_path_factory):
     sinks = ["--sink", milvus, "--sink", qdrant]
     first = run_job(root / "v1.jsonl", root / "first", *sinks)
     held = {uri: store_for(parse(uri)).dump() for uri in (milvus, qdrant)}
-    second = run_job(root / "v2" / "v2.jsonl", root / "second", "--reuse", str(root / "first"), *sinks)
+    # a store named for the first time in the --reuse run: it gets every chunk, reused or not
+    fresh = ["--sink", f"milvus://{root}/named-later.db"]
+    second = run_job(root / "v2" / "v2.jsonl", root / "second", "--reuse", str(root / "first"), *sinks, *fresh)
     return root, (milvus, qdrant), first, held, second
 
 
@@ -131,3 +133,8 @@ def test_an_unreachable_store_refuses_the_run_without_showing_its_secrets(tmp_pa
     assert status == 2 and "--sink milvus://bob:***@127.0.0.1:1/chunks?token=***&timeout=1" in err
     for text in (err, caplog.text, *[p.read_text() for p in tmp_path.rglob("*.json")]):
         assert "hunter2" not in text and "s3cr3t" not in text
+
+
+def test_a_store_named_first_in_a_reuse_run_gets_every_chunk(runs):
+    root, *_ = runs
+    store_equals_parquet(f"milvus://{root}/named-later.db", root / "second")
