@@ -116,3 +116,16 @@ def redact_args(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def without_sinks(argv: list[str]) -> list[str]:
+    """A command line less its `--sink URI` / `--sink=URI` flags."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--sink":
+            skip = True
+        elif not arg.startswith("--sink="):
+            out.append(arg)
+    return out

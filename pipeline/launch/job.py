@@ -19,7 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from docbeam.pipeline.core import interrupt, tables
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
-from docbeam.pipeline.core.sink_uri import redact, redact_args
+from docbeam.pipeline.core.sink_uri import redact, redact_args, without_sinks
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
@@ -126,6 +126,12 @@ class Launch:
     @property
     def flags(self) -> DocbeamOptions:
         return self.options.view_as(DocbeamOptions)
+
+    @property
+    def job_options(self) -> PipelineOptions:
+        """The options of the run's Beam jobs: without --sink, whose secrets would otherwise
+        travel with the workers' options (Dataflow shows them); the launcher writes the stores."""
+        return PipelineOptions(without_sinks(self.argv)) if self.flags.sink else self.options
 
     @property
     def budget(self) -> Budget | None:
@@ -258,7 +264,7 @@ def run_waves(
         )
         waves.record_job(plan.output, redact_args(launch.argv), wave, [f for f, *_ in files] if files else None)
         try:
-            totals, wall = execute(wave_plan, launch.options, handler)
+            totals, wall = execute(wave_plan, launch.job_options, handler)
         except Exception:
             # The in-process runner runs DoFns on this thread: Ctrl-C raises KeyboardInterrupt
             # inside one, and Beam re-raises it as `RuntimeError: KeyboardInterrupt [while
@@ -285,7 +291,7 @@ def check_budget(launch: Launch) -> JobPlan:
     sample_out = tables.join(plan.output, tables.BUDGET_SAMPLE)
     est = estimate(
         plan,
-        launch.options,
+        launch.job_options,
         sample_size=d.budget_sample,
         hardware=launch.rates.hardware,
         pricing=d.pricing,
@@ -366,7 +372,12 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     sink_records: list[dict] = []
     if launch.flags.sink:
         sink_records, sink_totals = sinks.write_all(
-            launch.flags.sink, plan.output, plan.config.embedding_dim, launch.options, not plan.no_store_text, removed
+            launch.flags.sink,
+            plan.output,
+            plan.config.embedding_dim,
+            launch.job_options,
+            not plan.no_store_text,
+            removed,
         )
         totals = {**totals, Stage.SINK: sink_totals}
         wall += sink_totals.get("wall_us", 0) / 1e6  # the stores' write time is part of the run's

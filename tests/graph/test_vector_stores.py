@@ -253,3 +253,18 @@ def test_the_bigquery_writer_is_built_offline_and_its_rows_fit_its_schema():
     assert list(beam_row.embedding) == [1.0] * DIM
     with pytest.raises(Exception, match="needs Java and Beam's expansion service"):
         sinks.check(["bigquery://my-project.rag.chunks"], DIM)
+
+
+def test_the_runs_beam_jobs_get_no_sink_uri_in_their_options():
+    """The workers' options (shown by Dataflow) never carry a sink's secrets: the launcher writes."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from docbeam.pipeline.launch.job import Launch
+
+    uri = "milvus://bob:hunter2@host:19530/c"
+    argv = ["--input", "x", "--sink", uri, f"--sink={uri}", "--output", "o", "--direct_num_workers=2"]
+    launch = Launch(None, PipelineOptions(argv), argv, True, None, {})  # type: ignore[arg-type]
+    assert launch.flags.sink == [uri, uri]
+    shown = launch.job_options.get_all_options(drop_default=True)
+    assert "sink" not in shown and shown["direct_num_workers"] == 2 and shown["output"] == "o"
+    assert "hunter2" not in json.dumps(shown, default=str)
