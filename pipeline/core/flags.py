@@ -369,7 +369,8 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         help="also write every chunk (id, vector, text, doc_id, page, section, the document's metadata) to a "
         "vector store, upserting by chunk id and deleting the chunks of removed documents (repeatable; the "
         "Parquet output stays the record): milvus:///path/file.db (Milvus Lite), milvus://host:port/collection, "
-        "qdrant:///path (local), qdrant://host:port/collection, bigquery://PROJECT.DATASET.TABLE",
+        "qdrant:///path (local), qdrant://host:port/collection; bigquery://PROJECT.DATASET.TABLE is checked, then "
+        "refused at launch (its writer needs Java; README)",
     )
     _flag(
         parser,
