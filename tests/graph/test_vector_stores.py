@@ -4,6 +4,7 @@ and reconciles the store with the store's own client."""
 
 import json
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -188,6 +189,9 @@ def test_failed_writes_are_retried_then_listed_by_chunk_id_and_fail_the_sink(tmp
     lines = [json.loads(x) for x in open(record["error_file"]).read().splitlines()]
     assert {x["chunk_id"] for x in lines} == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     assert all(x["sink"] == uri and x["error"] for x in lines)
+    from docbeam.pipeline.launch.run_folder import owned
+
+    assert owned(str(Path(record["error_file"]).relative_to(out)))  # --overwrite / --resume may delete it
 
 
 @pytest.mark.parametrize(
