@@ -11,7 +11,7 @@ Beam re-serialises options to workers by their underscore dest names.
 import argparse
 
 from docbeam.kernels import catalog
-from docbeam.pipeline.core import exit_status, languages
+from docbeam.pipeline.core import exit_status, languages, sink_uri
 from docbeam.pipeline.core.choices import (
     DTYPES,
     EXTRACTORS,
@@ -359,6 +359,19 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "no-store-text",
         action="store_true",
         help="leave the text out of documents/ and chunks/ (you keep it elsewhere; offsets still refer to it)",
+    )
+    _flag(
+        parser,
+        "sink",
+        action="append",
+        default=None,
+        metavar="URI",
+        type=_checked(sink_uri.parse),
+        help="also write every chunk (id, vector, text, doc_id, page, section, the document's metadata) to a "
+        "vector store, upserting by chunk id and deleting the chunks of removed documents (repeatable; the "
+        "Parquet output stays the record): milvus:///path/file.db (Milvus Lite), milvus://host:port/collection, "
+        "qdrant:///path (local), qdrant://host:port/collection; bigquery://PROJECT.DATASET.TABLE is checked, then "
+        "refused at launch (its writer needs Java; README)",
     )
     _flag(
         parser,

@@ -17,6 +17,7 @@ class Stage(enum.StrEnum):
     NER_PACK = "ner_pack"
     NER_ENCODE = "ner_encode"
     NER_ENTITIES = "ner_entities"
+    SINK = "sink"  # --sink: writing the chunks to vector stores, after the Parquet is committed
 
 
 def extract_stage(extractor: str) -> str:

@@ -13,11 +13,12 @@ import pyarrow as pa
 DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS = "documents", "chunks", "extractions", "errors"
 DATA_TABLES = (DOCUMENTS, CHUNKS, EXTRACTIONS, ERRORS)  # what a wave writes
 COST, PROGRESS, REMOVED = "_cost", "_progress", "removed"
+SINK_ERRORS = "_sink_errors"  # --sink: per store, the ids of chunks that could not be written
 BUDGET_SAMPLE = "_budget_sample"  # the --budget-usd sample's outputs, reused by the run itself
 INDEX = "_index"  # `docbeam index RUN`: an approximate index of the chunk vectors (pipeline/search)
 INDEX_FILES = ("chunks.faiss", "index.json")
 MANIFEST, JOB_RECORD = "_manifest.json", "_job.json"  # _job.json: what the launcher submitted last
-RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS, REMOVED, BUDGET_SAMPLE, INDEX)  # everything a run owns under --output
+RUN_FOLDERS = (*DATA_TABLES, COST, PROGRESS, REMOVED, BUDGET_SAMPLE, INDEX, SINK_ERRORS)  # all a run owns under --output
 RUN_MARKER = "_docbeam_run.json"  # written when a run starts: the folder is docbeam's (io.run_folder)
 RUN_FILES = (MANIFEST, JOB_RECORD, RUN_MARKER)
 SUFFIX = {DOCUMENTS: ".parquet", CHUNKS: ".parquet", EXTRACTIONS: ".parquet", ERRORS: ".jsonl"}

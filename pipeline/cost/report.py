@@ -34,6 +34,7 @@ UNITS: dict[str, tuple[str, str]] = {
     Stage.NER_PACK: ("windows", "batches"),
     Stage.NER_ENCODE: ("windows", "label rows"),
     Stage.NER_ENTITIES: ("windows", "entities"),
+    Stage.SINK: ("chunks", "chunks"),
 }
 TIMELINE_POINTS = 400
 NOTES = (

@@ -29,9 +29,19 @@ def summary(res: RunResult) -> str:
         *_reuse(res, wall),
         report.summary_line(res.cost),
         f"accounting: {'ok' if res.manifest['accounting']['holds'] else 'FAILED'}",
+        *sink_lines(res.manifest.get("sinks", [])),
         f"output:    {out}/documents, chunks, extractions, errors, _manifest.json, _cost/report.md",
     ]
     return "\n".join(lines)
+
+
+def sink_lines(sinks: list[dict]) -> list[str]:
+    """One line per --sink store: what it holds after the run."""
+    return [
+        f"sink:      {s['uri']}: {s['written']:,} of {s['chunks']:,} chunks written, {s['deleted']:,} deleted"
+        + ("" if s["holds"] else f" - FAILED, the ids of the rest are in {s.get('error_file')}")
+        for s in sinks
+    ]
 
 
 def extraction_lines(by_kind: dict[str, int]) -> list[str]:
@@ -101,9 +111,9 @@ def exit_status(res: RunResult) -> tuple[int, list[str]]:
     lines = [f"FAILED: {p}" for p in verdict["problems"]]
     if res.manifest["counts"]["rejected"]:
         lines += ["top reasons (errors/ has one line per rejected input):", *top_rejections(res.manifest)]
-    status = (
-        ExitStatus.ACCOUNTING if not res.manifest["accounting"]["holds"] else ExitStatus.REJECTED
-    )  # rejections, budget
+    sinks_hold = all(s["holds"] for s in res.manifest.get("sinks", []))
+    accounting = res.manifest["accounting"]["holds"] and sinks_hold  # the sink's accounting counts apart
+    status = ExitStatus.ACCOUNTING if not accounting else ExitStatus.REJECTED  # else: rejections, budget
     return status, lines
 
 
@@ -112,6 +122,12 @@ def _not_beam_resource_noise(record: logging.LogRecord) -> bool:
     # RunInference warns on every bundle that memory "cannot be fetched". docbeam meters memory
     # itself (metering, memwatch); the warning is noise.
     return not record.getMessage().startswith("Resource module is not available")
+
+
+def _not_ml_rag_type_hint_noise(record: logging.LogRecord) -> bool:
+    # Beam 2.77's VectorDatabaseWriteTransform (--sink) annotates its expand() with a PTransform
+    # type, which Beam's own type checker then warns it ignores, twice per store.
+    return not record.getMessage().startswith("This output type hint will be ignored")
 
 
 def _not_an_interrupt(record: logging.LogRecord) -> bool:
@@ -131,6 +147,7 @@ def configure_logging() -> None:
     for handler in logging.getLogger().handlers:
         handler.addFilter(_not_beam_resource_noise)
         handler.addFilter(_not_an_interrupt)
+        handler.addFilter(_not_ml_rag_type_hint_noise)
 
 
 def run_main(argv: list[str], prog: str) -> int:

@@ -9,7 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from docbeam.pipeline.cost.metering import NAMESPACE
 from docbeam.pipeline.encode.runtime import finish_profiles
 from docbeam.pipeline.graph import build as graph
-from docbeam.pipeline.graph import runners
+from docbeam.pipeline.graph import runners, store_write
 from docbeam.pipeline.graph.job_plan import JobPlan
 
 
@@ -39,4 +39,16 @@ def execute(plan: JobPlan, options: PipelineOptions, handler=None) -> tuple[dict
     result = p.run()
     result.wait_until_finish()
     finish_profiles()
+    return stage_totals(result), time.perf_counter() - t0
+
+
+def execute_store_write(
+    chunk_files: list[str], document_files: list[str], write_config, store_text: bool, options: PipelineOptions
+) -> tuple[dict, float]:
+    """The --sink job for one store (graph.store_write); returns its stage metrics and wall seconds."""
+    t0 = time.perf_counter()
+    p = beam.Pipeline(runner=runners.resolve(options), options=options)
+    store_write.build(p, chunk_files, document_files, write_config, store_text)
+    result = p.run()
+    result.wait_until_finish()
     return stage_totals(result), time.perf_counter() - t0

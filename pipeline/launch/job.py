@@ -19,6 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from docbeam.pipeline.core import interrupt, tables
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.sink_uri import redact, redact_args, without_sinks
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
@@ -26,7 +27,7 @@ from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch import manifest, model_languages, run_folder, waves
+from docbeam.pipeline.launch import manifest, model_languages, run_folder, sinks, waves
 from docbeam.pipeline.launch.estimate import estimate, render
 from docbeam.pipeline.launch.execute import execute
 from docbeam.pipeline.launch.options import DocbeamOptions
@@ -128,6 +129,12 @@ class Launch:
         return self.options.view_as(DocbeamOptions)
 
     @property
+    def job_options(self) -> PipelineOptions:
+        """The options of the run's Beam jobs: without --sink, whose secrets would otherwise
+        travel with the workers' options (Dataflow shows them); the launcher writes the stores."""
+        return PipelineOptions(without_sinks(self.argv)) if self.flags.sink else self.options
+
+    @property
     def budget(self) -> Budget | None:
         return None if self.flags.budget_usd is None else Budget(self.flags.budget_usd, self.rates)
 
@@ -159,6 +166,8 @@ def prepare(argv: list[str]) -> Launch:
     if not local:
         plan = stage_for_workers(plan, options)
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
+    if d.sink:  # before anything runs: a store that cannot take the chunks refuses the run (exit 2)
+        sinks.check(d.sink, plan.config.embedding_dim)
     return Launch(plan, options, argv, local, make_rates(d, local=local), attention)
 
 
@@ -254,9 +263,9 @@ def run_waves(
             file_prefix=wave.key,
             committed_documents=waves.document_files(plan.output, list(done.records)),
         )
-        waves.record_job(plan.output, launch.argv, wave, [f for f, *_ in files] if files else None)
+        waves.record_job(plan.output, redact_args(launch.argv), wave, [f for f, *_ in files] if files else None)
         try:
-            totals, wall = execute(wave_plan, launch.options, handler)
+            totals, wall = execute(wave_plan, launch.job_options, handler)
         except Exception:
             # The in-process runner runs DoFns on this thread: Ctrl-C raises KeyboardInterrupt
             # inside one, and Beam re-raises it as `RuntimeError: KeyboardInterrupt [while
@@ -283,7 +292,7 @@ def check_budget(launch: Launch) -> JobPlan:
     sample_out = tables.join(plan.output, tables.BUDGET_SAMPLE)
     est = estimate(
         plan,
-        launch.options,
+        launch.job_options,
         sample_size=d.budget_sample,
         hardware=launch.rates.hardware,
         pricing=d.pricing,
@@ -311,12 +320,19 @@ def check_budget(launch: Launch) -> JobPlan:
     return dataclasses.replace(plan, reuse=sample)
 
 
-def _reuse_record(plan: JobPlan, reuse: Reuse, totals: dict) -> dict:
-    """What --reuse did: reused and encoded documents and tokens, and the removed documents,
-    whose ids go to removed/doc_ids.jsonl."""
-    removed = [] if reuse.budget_sample else manifest.removed_since(reuse.output, plan.output)
-    if not reuse.budget_sample:
-        manifest.write_removed(plan.output, removed)
+def _removed(plan: JobPlan) -> list[str]:
+    """With --reuse of an earlier run: its documents this input no longer has, written to
+    removed/doc_ids.jsonl."""
+    reuse = plan.reuse
+    if reuse is None or reuse.budget_sample:
+        return []
+    removed = manifest.removed_since(reuse.output, plan.output)
+    manifest.write_removed(plan.output, removed)
+    return removed
+
+
+def _reuse_record(reuse: Reuse, totals: dict, removed: list[str]) -> dict:
+    """What --reuse did: reused and encoded documents and tokens, and the removed documents."""
     reused, encoded = totals.get(Stage.REUSE, {}), totals.get(Stage.ASSEMBLE, {})
     return {
         "from": reuse.output,
@@ -341,11 +357,31 @@ def _storage_usd(launch: Launch, totals: dict) -> float:
     return launch.rates.gcs_usd(reads, written if plan.output.startswith("gs://") else 0)
 
 
+def _shown_options(options: dict) -> dict:
+    """The options as the manifest records them: sink URIs without their secrets."""
+    if options.get("sink"):
+        options = {**options, "sink": [redact(u) for u in options["sink"]]}
+    return options
+
+
 def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None) -> RunResult:
     """After the job: read the outputs back, check the accounting, write the manifest and the cost report."""
     plan, totals, wall = launch.plan, done.merged, done.wall
     parse = totals.get(Stage.PARSE, {})
     check = manifest.accounting(plan.output, parse.get("elements_out", 0) + parse.get("rejected", 0))
+    removed = _removed(plan)
+    sink_records: list[dict] = []
+    if launch.flags.sink:
+        sink_records, sink_totals = sinks.write_all(
+            launch.flags.sink,
+            plan.output,
+            plan.config.embedding_dim,
+            launch.job_options,
+            not plan.no_store_text,
+            removed,
+        )
+        totals = {**totals, Stage.SINK: sink_totals}
+        wall += sink_totals.get("wall_us", 0) / 1e6  # the stores' write time is part of the run's
     chunks = outputs.read_table(plan.output, tables.CHUNKS, ["doc_id"])
     extr = outputs.read_table(plan.output, tables.EXTRACTIONS, ["kind"])
     langs = outputs.read_table(plan.output, tables.DOCUMENTS, ["language"])
@@ -364,7 +400,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
 
     man = manifest.build(
         plan=plan,
-        options=launch.options.get_all_options(drop_default=True),
+        options=_shown_options(launch.options.get_all_options(drop_default=True)),
         stage_totals=totals,
         check=check,
         attention=launch.attention,
@@ -392,11 +428,13 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
         "report": "_cost/report.md",
     }
     if plan.reuse is not None:
-        man["reuse"] = _reuse_record(plan, plan.reuse, totals)
+        man["reuse"] = _reuse_record(plan.reuse, totals, removed)
     man["storage_retries"] = storage.retry_count()
     man["run_id"] = run_folder.run_id(plan.output)
     d = launch.flags
-    man["verdict"] = manifest.verdict(check, d.max_rejected, cost["totals"]["cost_usd"], d.budget_usd)
+    if d.sink:
+        man["sinks"] = sink_records
+    man["verdict"] = manifest.verdict(check, d.max_rejected, cost["totals"]["cost_usd"], d.budget_usd, sink_records)
     if plan.reuse is not None and plan.reuse.budget_sample:  # copied into this run: no longer needed
         storage.delete_folder(tables.join(plan.output, tables.BUDGET_SAMPLE))
     storage.write_text(tables.join(plan.output, tables.MANIFEST), json.dumps(man, indent=2, default=str))

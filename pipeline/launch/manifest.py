@@ -58,7 +58,13 @@ def accounting(output: str, read: int) -> dict:
     }
 
 
-def verdict(check: dict, max_rejected: str, cost_usd: float | None = None, budget_usd: float | None = None) -> dict:
+def verdict(
+    check: dict,
+    max_rejected: str,
+    cost_usd: float | None = None,
+    budget_usd: float | None = None,
+    sinks: list[dict] | None = None,
+) -> dict:
     """Whether the run did what it was asked: its accounting holds, it read documents, it
     rejected no more of them than --max-rejected allows (never all of them), and it cost no
     more than --budget-usd."""
@@ -76,6 +82,12 @@ def verdict(check: dict, max_rejected: str, cost_usd: float | None = None, budge
         problems.append(
             f"{rejected} of {read} documents rejected ({rejected / read:.1%}), over --max-rejected {max_rejected}"
         )
+    for s in sinks or []:  # the sink's own accounting: every chunk of chunks/ is in the store
+        if not s["holds"]:
+            problems.append(
+                f"sink {s['uri']}: {s['failed']} of {s['chunks']} chunks not written ({s.get('error')}); "
+                f"their ids are in {s.get('error_file')}"
+            )
     if budget_usd is not None and cost_usd is not None and cost_usd > budget_usd:
         problems.append(f"the run cost ${cost_usd:.2g}, over --budget-usd {budget_usd}")
     return {"ok": not problems, "problems": problems, "max_rejected": max_rejected}

@@ -50,6 +50,8 @@ def owned(rel: str, nested: bool = True) -> bool:
         return rest in tables.INDEX_FILES
     if top == tables.REMOVED:
         return rest.split(".")[0] == "doc_ids" and "/" not in rest
+    if top == tables.SINK_ERRORS:
+        return bool(re.fullmatch(r"[a-z]+-[0-9a-f]{16}\.jsonl", rest))
     if top == tables.BUDGET_SAMPLE and nested:  # the sample is a run of its own, one level down
         return owned(rest, nested=False)
     return False

@@ -1,0 +1,131 @@
+"""`--sink URI`: which vector store a run's chunks also go to, parsed and checked before the job.
+
+    milvus:///path/file.db            Milvus Lite (a local file; collection `docbeam_chunks`)
+    milvus://host:port/collection     a Milvus server (user:password@ or ?token= for auth)
+    qdrant:///path                    Qdrant local mode (a folder; collection `docbeam_chunks`)
+    qdrant://host:port/collection     a Qdrant server (?api_key= for auth, ?https=1)
+    bigquery://PROJECT.DATASET.TABLE  BigQuery (a cross-language writer: Java on the launcher)
+
+Secrets (the password of `user:password@`, `token=`, `api_key=`) never leave this module in
+anything but `SinkUri.secrets`: `redacted` is what manifests, logs and error messages show.
+No Beam, no store client here.
+"""
+
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+
+SCHEMES = ("milvus", "qdrant", "bigquery")
+DEFAULT_COLLECTION = "docbeam_chunks"
+SECRET_PARAMS = ("password", "token", "api_key", "apikey")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
+_BQ_TABLE = re.compile(r"([a-z][a-z0-9-]{4,28}[a-z0-9]|[a-z0-9.:-]+)\.([A-Za-z0-9_]{1,1024})\.([\w$-]{1,1024})")
+
+
+@dataclass(frozen=True)
+class SinkUri:
+    scheme: str  # milvus | qdrant | bigquery
+    redacted: str  # the URI with every secret replaced by ***
+    path: str | None = None  # local store: the file (Milvus Lite) or folder (Qdrant local)
+    host: str | None = None
+    port: int | None = None
+    collection: str = DEFAULT_COLLECTION  # BigQuery: PROJECT.DATASET.TABLE
+    user: str | None = None
+    params: dict[str, str] = field(default_factory=dict)  # non-secret query parameters
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # password / token / api_key
+
+    @property
+    def local(self) -> bool:
+        """A file-based store in this machine's file system: one writer process at a time."""
+        return self.path is not None
+
+    def __str__(self) -> str:
+        return self.redacted
+
+
+def redact(uri: str) -> str:
+    """`uri` with the password of its user part and every secret query parameter as ***."""
+    parts = urllib.parse.urlsplit(uri)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        name = user.split(":", 1)[0]
+        netloc = f"{name}:***@{host}" if ":" in user else f"{user}@{host}"
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    safe = [(k, "***" if k.lower() in SECRET_PARAMS else v) for k, v in query]
+    shown = f"{parts.scheme}://{netloc}{parts.path}"  # urlunsplit would drop the empty host of scheme:///path
+    return shown + (f"?{urllib.parse.urlencode(safe, safe='*')}" if safe else "")
+
+
+def redact_text(text: str, sinks: list[str]) -> str:
+    """`text` with each of the sink URIs (as given) replaced by its redacted form."""
+    for uri in sinks:
+        text = text.replace(uri, redact(uri))
+    return text
+
+
+def parse(uri: str) -> SinkUri:
+    """A checked sink; ValueError naming what is wrong (the message never holds a secret)."""
+    shown = redact(uri)
+    parts = urllib.parse.urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if scheme not in SCHEMES:
+        raise ValueError(f"{shown!r}: the scheme must be one of {', '.join(s + '://' for s in SCHEMES)}")
+    if parts.fragment:
+        raise ValueError(f"{shown!r}: a sink URI takes no #fragment")
+    query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    secrets = {k.lower(): v for k, v in query.items() if k.lower() in SECRET_PARAMS}
+    params = {k: v for k, v in query.items() if k.lower() not in SECRET_PARAMS}
+    try:
+        user, password, host, port = parts.username, parts.password, parts.hostname, parts.port
+    except ValueError:
+        raise ValueError(f"{shown!r}: the port is not a number from 0 to 65535") from None
+    if password:
+        secrets["password"] = urllib.parse.unquote(password)
+    if scheme == "bigquery":
+        table = parts.netloc + parts.path
+        if user or query or not _BQ_TABLE.fullmatch(table):
+            raise ValueError(f"{shown!r}: expected bigquery://PROJECT.DATASET.TABLE")
+        return SinkUri(scheme, shown, collection=table)
+    if not host:  # milvus:///path/file.db, qdrant:///path: a local store
+        path = urllib.parse.unquote(parts.path)
+        if not path or path == "/" or query or user:
+            raise ValueError(
+                f"{shown!r}: a local store is {scheme}:///absolute/path" + (".db" if scheme == "milvus" else "")
+            )
+        if scheme == "milvus" and not path.endswith(".db"):
+            raise ValueError(f"{shown!r}: Milvus Lite needs a file name ending in .db")
+        return SinkUri(scheme, shown, path=path)
+    collection = parts.path.strip("/") or DEFAULT_COLLECTION
+    if not _NAME.fullmatch(collection):
+        raise ValueError(f"{shown!r}: collection {collection!r} is no valid name (letters, digits, _)")
+    return SinkUri(
+        scheme, shown, host=host, port=port, collection=collection, user=user, params=params, secrets=secrets
+    )
+
+
+def redact_args(argv: list[str]) -> list[str]:
+    """A command line with every sink URI in it redacted (`--sink URI` and `--sink=URI`)."""
+    out = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        if eq and flag in ("--sink",):
+            out.append(f"{flag}={redact(value)}")
+        elif arg.split("://", 1)[0].lower() in SCHEMES:
+            out.append(redact(arg))
+        else:
+            out.append(arg)
+    return out
+
+
+def without_sinks(argv: list[str]) -> list[str]:
+    """A command line less its `--sink URI` / `--sink=URI` flags."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--sink":
+            skip = True
+        elif not arg.startswith("--sink="):
+            out.append(arg)
+    return out
