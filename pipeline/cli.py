@@ -224,6 +224,12 @@ def cmd_search(argv: list[str]) -> int:
         "--model", metavar="PATH", help="a copy of the run's checkpoint (its files must match the run's manifest)"
     )
     parser.add_argument("--exact", action="store_true", help="score every chunk even when the run has an index")
+    parser.add_argument(
+        "--sink",
+        metavar="URI",
+        help="ask the vector store the run wrote to (--sink of `docbeam run`) instead of the run's Parquet; "
+        "the query is embedded the same way",
+    )
     ns = parser.parse_args(argv)
     if not ns.query.strip():
         raise UsageError("QUERY is empty")
@@ -236,17 +242,51 @@ def cmd_search(argv: list[str]) -> int:
         vectors = embed_queries(chunks.manifest["model"], [ns.query], ns.model)
     except (RunError, ModelError) as exc:
         raise UsageError(str(exc)) from None
-    ranking = hits.rank(chunks, vectors, ns.top_k, use_index=False if ns.exact else None)
-    if ranking.note:
-        print(f"docbeam search: {ranking.note}; searching exactly", file=sys.stderr)
-    found = hits.hits_of(chunks, ranking.scores[0], ranking.rows[0])
+    if ns.sink:
+        from docbeam.pipeline.core.sink_uri import redact
+
+        found, method = _store_hits(ns.sink, vectors[0], ns.top_k), f"store {redact(ns.sink)}"
+    else:
+        ranking = hits.rank(chunks, vectors, ns.top_k, use_index=False if ns.exact else None)
+        if ranking.note:
+            print(f"docbeam search: {ranking.note}; searching exactly", file=sys.stderr)
+        found, method = hits.hits_of(chunks, ranking.scores[0], ranking.rows[0]), ranking.method
     model = chunks.manifest["model"].get("name", "")
     if ns.json:
-        print(format.render_json(ns.run, ns.query, model, ranking.method, found))
+        print(format.render_json(ns.run, ns.query, model, method, found))
     else:
-        head = f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, {ranking.method}):"
+        head = f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, {method}):"
         print(format.render_text(found, head))
     return ExitStatus.OK
+
+
+def _store_hits(uri: str, vector, top_k: int) -> list[dict]:
+    """The store's top chunks as `docbeam search` hits (a store keeps no character offsets)."""
+    from docbeam.pipeline.core.sink_uri import parse
+    from docbeam.pipeline.graph.vector_stores import StoreError, query_store
+
+    try:
+        sink = parse(uri)
+        if sink.path and not os.path.exists(sink.path):  # a client would create an empty store there
+            raise ValueError(f"{sink.redacted}: no store at {sink.path}")
+        found = query_store(uri, vector, top_k)
+    except (ValueError, StoreError) as exc:
+        raise UsageError(f"--sink: {exc}") from None
+    return [
+        {
+            "rank": rank,
+            "score": h["score"],
+            "doc_id": h["doc_id"],
+            "chunk_index": h["chunk_index"],
+            "page_start": h["page"],
+            "page_end": None,
+            "section": h["section"],
+            "start_char": None,
+            "end_char": None,
+            "text": h["text"],
+        }
+        for rank, h in enumerate(found, start=1)
+    ]
 
 
 def cmd_index(argv: list[str]) -> int:

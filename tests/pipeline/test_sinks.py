@@ -138,3 +138,24 @@ def test_an_unreachable_store_refuses_the_run_without_showing_its_secrets(tmp_pa
 def test_a_store_named_first_in_a_reuse_run_gets_every_chunk(runs):
     root, *_ = runs
     store_equals_parquet(f"milvus://{root}/named-later.db", root / "second")
+
+
+@STORES
+def test_docbeam_search_sink_lists_what_searching_the_parquet_lists(runs, store, capsys):
+    from docbeam.pipeline import cli
+
+    root, uris, *_ = runs
+    answers = {}
+    for where in ([], ["--sink", uris[store]]):
+        assert (
+            cli.main(["search", str(root / "second"), "how do the documents begin?", "--top-k", "5", "--json", *where])
+            == 0
+        )
+        answers[bool(where)] = json.loads(capsys.readouterr().out)
+    parquet, sink = answers[False], answers[True]
+    assert sink["method"] == f"store {uris[store]}" and parquet["method"] == "exact"
+    pick = ("doc_id", "chunk_index", "section", "text")
+    assert [[h[k] for k in pick] for h in sink["hits"]] == [[h[k] for k in pick] for h in parquet["hits"]]
+    np.testing.assert_allclose([h["score"] for h in sink["hits"]], [h["score"] for h in parquet["hits"]], atol=1e-5)
+    assert cli.main(["search", str(root / "second"), "q", "--sink", f"milvus://{root}/absent.db"]) == 2
+    assert "no store at" in capsys.readouterr().err
