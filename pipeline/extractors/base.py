@@ -25,6 +25,9 @@ class Extractor:
     name: str = ""
     # The `kind` of its rows in extractions/ (entities: `entity:<type>`, so `entity` is a prefix).
     row_kind: str = ""
+    # Raised when the same settings would now give other rows: part of the settings fingerprint,
+    # so `--reuse` recomputes this extractor's rows (and only its) instead of copying stale ones.
+    version: int = 1
 
     def owns(self, kind: str) -> bool:
         """Whether an extractions/ row of this `kind` is one of this extractor's."""

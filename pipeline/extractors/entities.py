@@ -15,6 +15,7 @@ from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 class Entities(Extractor):
     name = "entities"
     row_kind = "entity"
+    version = 2  # URLs across line breaks, no dates over line ends, per-language dates and money
 
     def text_rows(self, doc: Document) -> list[dict]:
         found = find_entities(doc.text, doc.language or DEFAULT_LANGUAGE)  # dates and money in its language

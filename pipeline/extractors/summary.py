@@ -66,6 +66,7 @@ def summary_spans(doc: Document, language: str) -> list[tuple[int, int]]:
 class Summary(Extractor):
     name = "summary"
     row_kind = "summary"
+    version = 2  # prose only: no headings, contents or format lines; the document's language
 
     def __init__(self, top_k: int = 3, max_sentences: int = 512, language: str = DEFAULT_LANGUAGE):
         self.top_k, self.max_sentences, self.language = top_k, max_sentences, language

@@ -371,7 +371,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         "stride": windowing.stride,
         "language": d.language,
         "chunking": CHUNKING_VERSION,
-        "extractors": {kind: _by_content(settings.get(kind, {})) for kind in kinds},
+        "extractors": {ex.name: {**_by_content(settings.get(ex.name, {})), "version": ex.version} for ex in exs},
         "prompt": prompt,
     }
     if d.language == languages.AUTO:  # the detector decides each document's rules: a new one may differ

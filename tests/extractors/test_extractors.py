@@ -322,3 +322,24 @@ def test_first_window_reference_is_the_document_truncated_at_the_window():
         doc_info(n_chars=1, n_tokens=1, n_chunks=1, n_segments=1), -vecs[3], vectors, [], [-vecs[3]]
     )  # document and first chunk point away from it
     assert rows[0]["value"] == cands[3].text and rows[0]["score"] == pytest.approx(1.0)
+
+
+def test_an_extractor_whose_rows_change_reruns_on_reuse(tmp_path, monkeypatch):
+    """Its version is in the settings fingerprint: raising it reruns that extractor alone."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from docbeam.pipeline.core import fingerprint
+    from docbeam.pipeline.extractors.summary import Summary
+    from docbeam.pipeline.launch.planner import make_plan
+    from tests.helpers import SAMPLES
+
+    def settings():
+        argv = ["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path), "--extract", "summary,entities"]
+        return make_plan(PipelineOptions(argv)).settings
+
+    before = settings()
+    assert before["extractors"]["summary"]["version"] == Summary.version
+    monkeypatch.setattr(Summary, "version", Summary.version + 1)
+    after = settings()
+    assert fingerprint.extractor_kinds_changed(before, after) == ["summary"]
+    assert fingerprint.vectors_part(before) == fingerprint.vectors_part(after)
