@@ -19,10 +19,20 @@ from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 MIN_WORDS = 3  # shorter "sentences" (labels, "See below.") do not summarise anything
 MIN_UNPUNCTUATED_WORDS = 8  # a single line this long without a full stop is still a statement
 MIN_LETTER_SHARE = 2 / 3  # of the non-space characters: prose is words, specifications are codes
+# Scripts written without spaces between words (Chinese, Japanese kana and kanji, Thai): there a
+# word is counted as two characters, about the length of a Japanese or Chinese word.
+UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 SPEC_START = set("%-+^_~|*#=<>{}\\")  # format codes, options, markup, operators
 # Ends as a sentence: a full stop, question or exclamation mark (Latin, CJK, Arabic, Devanagari),
 # or an ellipsis, then any closing quotes and brackets.
 SENTENCE_END = re.compile(r"[.!?…。！？؟।][\"'”’»」』)\]]*$")
+
+
+def word_count(sentence: str) -> int:
+    """Words of `sentence`: whitespace-separated, and in unspaced scripts two characters each."""
+    unspaced = len(UNSPACED.findall(sentence))
+    spaced = len(UNSPACED.sub(" ", sentence).split())
+    return spaced + max(unspaced // 2, 1 if unspaced else 0)
 
 
 def reads_as_sentence(sentence: str, lower_case: bool = False) -> bool:
@@ -38,10 +48,10 @@ def reads_as_sentence(sentence: str, lower_case: bool = False) -> bool:
       (`output date/time in ISO 8601 format.`) and fragments of a mis-split sentence do; unless
       `lower_case`, for a text that writes all its sentences so (a chat message);
     - is mostly letters (MIN_LETTER_SHARE of its non-space characters), as words are."""
-    words = sentence.split()
-    if len(words) < MIN_WORDS:
+    words, n_words = sentence.split(), word_count(sentence)
+    if n_words < MIN_WORDS:
         return False
-    unpunctuated_statement = "\n" not in sentence and len(words) >= MIN_UNPUNCTUATED_WORDS and sentence[0].isupper()
+    unpunctuated_statement = "\n" not in sentence and n_words >= MIN_UNPUNCTUATED_WORDS and sentence[0].isupper()
     if not SENTENCE_END.search(sentence) and not unpunctuated_statement:
         return False
     if sentence[0] in SPEC_START or not any(c.isalnum() for c in words[0]):
@@ -68,14 +78,12 @@ class Summary(Extractor):
     row_kind = "summary"
     version = 2  # prose only: no headings, contents or format lines; the document's language
 
-    def __init__(self, top_k: int = 3, max_sentences: int = 512, language: str = DEFAULT_LANGUAGE):
-        self.top_k, self.max_sentences, self.language = top_k, max_sentences, language
+    def __init__(self, top_k: int = 3, max_sentences: int = 512):
+        self.top_k, self.max_sentences = top_k, max_sentences
 
     def candidates(self, doc: Document, tokenizer, special, max_seq_len: int) -> list[Segment]:
-        # The document's own language when ingest set it; `self.language` (the planner's setting)
-        # only for documents without one. The lead reconciles this with the per-document
-        # language work (/work/wt/lang drops the planner's setting) at merge.
-        spans = summary_spans(doc, doc.language or self.language or DEFAULT_LANGUAGE)[: self.max_sentences]
+        # the document's own sentence rules (Document.language: --language, else detected)
+        spans = summary_spans(doc, doc.language or DEFAULT_LANGUAGE)[: self.max_sentences]
         texts = [doc.text[s:e] for s, e in spans]
         ids = encode_short(texts, tokenizer, special, max_seq_len) if texts else []
         return [

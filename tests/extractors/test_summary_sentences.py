@@ -101,9 +101,23 @@ def test_sentence_shape():
 def test_the_documents_language_sets_the_sentence_rules():
     text = "Am 14. März 2024 fuhren wir mit dem Zug von Berlin nach München. Die Fahrt dauerte vier Stunden."
     doc = Document(uid="u", doc_id="d", source="s", row=0, text=text, language="de")
-    # the planner's English (kept for now) yields to the document's German: "14." ends no sentence
+    # the document's German rules: "14." ends no sentence
     tokenizer, special = load_tokenizer(default_checkpoint_dir())
-    got = [s.text for s in Summary(language="en").candidates(doc, tokenizer, special, 64)]
+    got = [s.text for s in Summary().candidates(doc, tokenizer, special, 64)]
     assert got == [text[: text.index(" Die")], "Die Fahrt dauerte vier Stunden."]
-    english = Document(uid="u", doc_id="d", source="s", row=0, text=text)  # no language: the setting's
-    assert [s.text for s in Summary(language="en").candidates(english, tokenizer, special, 64)][0].startswith("März")
+    english = Document(uid="u", doc_id="d", source="s", row=0, text=text)  # undetermined: English rules
+    assert [s.text for s in Summary().candidates(english, tokenizer, special, 64)][0].startswith("März")
+
+
+def test_japanese_sentences_are_summary_candidates():
+    """Unspaced scripts count words by characters: a Japanese sentence is not one "word"."""
+    text = (
+        "東京は日本の首都であり、世界でも有数の大都市です。"
+        "毎年多くの観光客が訪れ、古い寺院と新しい建物が並んでいます。"
+        "はい。"
+    )
+    doc = Document(uid="u", doc_id="d", source="s", row=0, text=text, language="ja")
+    assert [doc.text[s:e] for s, e in summary_spans(doc, "ja")] == [
+        "東京は日本の首都であり、世界でも有数の大都市です。",
+        "毎年多くの観光客が訪れ、古い寺院と新しい建物が並んでいます。",
+    ]  # "はい。" (yes.) is too short to summarise anything
