@@ -11,8 +11,14 @@ AUTO = "auto"
 PARTS: dict[str, frozenset[str] | None] = {
     # ingest/sentences.py: sentencex has rules or fallbacks for ~300 languages
     "sentence rules": None,
-    # extractors/stopwords.py: scikit-learn's English list
-    "stop words": frozenset({"en"}),
+    # extractors/stopwords.py: scikit-learn's English list, stopwords-iso for the others; not the
+    # languages written without spaces (ja, zh, th), whose keyphrases need a word segmenter
+    "stop words": frozenset(
+        (
+            "af ar bg bn br ca cs da de el en eo es et eu fa fi fr ga gl gu ha he hi hr hu hy "
+            "id it ko ku la lt lv mr ms nl no pl pt ro ru sk sl so st sv sw tl tr uk ur vi yo zu"
+        ).split()
+    ),
     # extractors/patterns.py: English month names and date/money formats
     "date and money patterns": frozenset({"en"}),
 }
