@@ -1,6 +1,6 @@
 """Are docbeam's keyphrases text of the document? And how often do they agree with KeyBERT?
 
-    python -m tests.benchmarks.keyphrase_spans INPUT... [--keybert] [--json FILE]
+    python -m tests.benchmarks.keyphrase_spans INPUT... [--keybert] [--out DIR] [--json FILE]
 
 Runs docbeam (the real pipeline, default settings, `--extract keyphrases`) over the inputs
 and counts the keyphrases whose value is exactly `text[start_char:end_char]` of their
@@ -16,13 +16,16 @@ import tempfile
 from pathlib import Path
 
 
-def measure(inputs: list[str], keybert: bool = False) -> dict:
+def measure(inputs: list[str], keybert: bool = False, out: str | None = None) -> dict:
+    """`out`: keep docbeam's output there, and measure an output already there instead of running."""
     from tests.helpers import run_job, table
 
     with tempfile.TemporaryDirectory() as tmp:
-        run_job(inputs, Path(tmp) / "out", "--extract", "keyphrases")
-        texts = {d["doc_id"]: d["text"] for d in table(Path(tmp) / "out", "documents", ["doc_id", "text"]).to_pylist()}
-        rows = [r for r in table(Path(tmp) / "out", "extractions").to_pylist() if r["kind"] == "keyphrase"]
+        where = Path(out or Path(tmp) / "out")
+        if not (where / "_manifest.json").exists():
+            run_job(inputs, where, "--extract", "keyphrases")
+        texts = {d["doc_id"]: d["text"] for d in table(where, "documents", ["doc_id", "text"]).to_pylist()}
+        rows = [r for r in table(where, "extractions").to_pylist() if r["kind"] == "keyphrase"]
     bad = [r for r in rows if texts[r["doc_id"]][r["start_char"] : r["end_char"]] != r["value"]]
     out = {
         "documents": len(texts),
@@ -52,9 +55,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("inputs", nargs="+")
     ap.add_argument("--keybert", action="store_true", help="also the top-5 overlap with plain KeyBERT")
+    ap.add_argument("--out", help="keep docbeam's output here (or measure the one already there)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
-    result = measure(args.inputs, args.keybert)
+    result = measure(args.inputs, args.keybert, args.out)
     print(
         f"{result['verbatim']} of {result['keyphrases']} keyphrases verbatim "
         f"({result['documents_with_keyphrases']} of {result['documents']} documents have keyphrases)"
