@@ -33,6 +33,11 @@ class Extractor:
         """Whether an extractions/ row of this `kind` is one of this extractor's."""
         return kind == self.row_kind or kind.startswith(self.row_kind + ":")
 
+    def skip_reason(self, doc: Document) -> str | None:
+        """Why this extractor writes nothing for `doc` by design (e.g. keyphrases of a language
+        written without spaces), for the run to count by reason; None when it handles it."""
+        return None
+
     def candidates(
         self, doc: Document, tokenizer: Tokenizer, special: SpecialTokens, max_seq_len: int
     ) -> list[Segment]:

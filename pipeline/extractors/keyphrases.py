@@ -1,20 +1,37 @@
 """Keyphrases: KeyBERT's method, done natively on docbeam's own encoder pass.
 
-Candidates are what KeyBERT's default CountVectorizer yields (lower-cased `\\w\\w+` words,
-English stop words removed, n-grams over the remaining words), each embedded as its own
-short segment; they are ranked by cosine to the document embedding with Maximal Marginal
-Relevance for diversity (KeyBERT's `use_mmr=True`).
+A keyphrase is a span of the document: `text[start_char:end_char]` is its value, exactly.
+Candidates are KeyBERT's words (CountVectorizer's `\\w\\w+`, compared lower-cased) taken in
+runs: a run is words that follow each other on one line with nothing between them but spaces
+or one joining character inside a compound (`open-source`, `sys.argv`, `TCP/IP`, `IDLE’s
+Shell`). A stop word, any other punctuation, a line break or a sentence boundary ends a run;
+n-grams are formed inside runs only. So "modifying the License" gives `modifying` and
+`License`, never `modifying License`; "default.\\nA Tk" gives no `default Tk`. Line breaks
+end runs because the text cannot say which ones only wrap a line and which end a heading or
+a list item (HTML blocks, man-page lines), and a value with a line break inside reads badly.
+Each candidate is embedded as its own short segment (its words lower-cased and joined by one
+space, as KeyBERT embeds them); they are ranked by cosine to the document embedding with
+Maximal Marginal Relevance for diversity (KeyBERT's `use_mmr=True`).
+
+Per document, its language (`doc.language`) picks the stop words and the lower-casing
+(Turkish I/ı, İ/i). Languages written without spaces (Japanese, Chinese, Thai, ...) need a
+word segmenter docbeam does not ship: their documents get no keyphrases, and `skip_reason`
+says why, for the run to count and report.
+
 Differences from KeyBERT, on purpose:
-- an n-gram never crosses a sentence boundary (the shared segmenter, `--language`): "... Macron.
-  The company ..." yields no `macron company`;
-- the value keeps the document's casing at the phrase's first occurrence (`Emmanuel Macron`),
-  whose span it gives; phrases are still told apart case-insensitively, as KeyBERT does;
+- the runs above: KeyBERT's n-grams skip stop words and punctuation and cross sentences, so
+  its phrases are often not text of the document (`modifying license`);
+- the value is the document's text at the phrase's first occurrence (`Emmanuel Macron`);
+  phrases are still told apart case-insensitively, as KeyBERT does;
 - by default the document embedding covers the whole text (all windows), not its first 256
   tokens (`--keyphrase-reference first-window` ranks as KeyBERT does);
 - a huge document keeps its `max_candidates` most frequent candidates.
 """
 
+import functools
 import re
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,37 +39,91 @@ import numpy as np
 from docbeam.pipeline.core.choices import KEYPHRASE_REFERENCES
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from docbeam.pipeline.extractors.base import Extractor, candidate_text, row
-from docbeam.pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
+from docbeam.pipeline.extractors.stopwords import fold, has_stop_words, stop_words
 from docbeam.pipeline.ingest.chunking import encode_short
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
-WORD = re.compile(r"(?u)\b\w\w+\b")
+WORD = re.compile(r"(?u)\b\w\w+\b")  # CountVectorizer's default token_pattern (KeyBERT's)
+# What may stand between two words of one run: spaces and tabs (no line break), one joining
+# character of a compound, or an apostrophe and one letter (`IDLE’s Shell`, `don't know`).
+_SPACE = r"[^\S\n\r\v\f\x1c-\x1e\x85\u2028\u2029]"
+JOIN = re.compile(rf"{_SPACE}+|[-‐‑/.'’]|['’]\w{_SPACE}+")
+# Written without spaces between words: no words to run without a segmenter (ISO 639-1).
+UNSEGMENTED = frozenset({"ja", "zh", "th", "lo", "km", "my", "bo"})
 
 
 @dataclass(slots=True)
 class Candidate:
     start: int  # span of the first occurrence
     end: int
-    value: str  # its words as the document writes them there
+    value: str  # the document's text there: text[start:end]
     count: int
 
 
-def candidates(
-    text: str, ngrams: tuple[int, int] = (1, 2), stop_words=ENGLISH_STOP_WORDS, language: str = DEFAULT_LANGUAGE
-) -> dict[str, Candidate]:
-    """lower-cased phrase -> Candidate, phrases in alphabetical order (as CountVectorizer's
-    vocabulary), n-grams formed within each sentence only."""
+def word_pattern(language: str) -> re.Pattern:
+    """English: KeyBERT's `\\w\\w+`, for parity. Others: the same with combining marks as
+    word characters, or Hindi `हिन्दी` falls apart at its vowel signs (`\\w` has no marks)."""
+    return WORD if language == "en" else _marked_word()
+
+
+@functools.cache
+def _marked_word() -> re.Pattern:
+    marks, start = [], None
+    # Marks outside these planes are none that stop-word languages use; all 1.1M code points
+    # would take a second per process.
+    for cp in [*range(0x20000), *range(0xE0100, 0xE01F0), -1]:
+        if cp >= 0 and unicodedata.category(chr(cp)).startswith("M"):
+            start = cp if start is None else start
+            end = cp
+        elif start is not None:
+            marks.append(f"\\u{start:04x}-\\u{end:04x}" if end < 0x10000 else f"\\U{start:08x}-\\U{end:08x}")
+            start = None
+    word = rf"[\w{''.join(marks)}]"
+    return re.compile(rf"(?<!{word}){word}{{2,}}(?!{word})")
+
+
+def skip_reason(language: str) -> str | None:
+    """Why a document in `language` gets no keyphrases, or None when it gets them."""
+    if language in UNSEGMENTED:
+        return f"{language}: written without spaces, no word segmenter"
+    if not has_stop_words(language):
+        return f"{language}: no stop-word list"
+    return None
+
+
+def runs(text: str, start: int, end: int, stop: frozenset[str], language: str) -> Iterator[list[re.Match]]:
+    """The runs of non-stop words in text[start:end] (see the module's docstring)."""
+    run: list[re.Match] = []
+    for m in word_pattern(language).finditer(text, start, end):
+        if fold(m.group(), language) in stop:
+            if run:
+                yield run
+            run = []
+            continue
+        if run and not JOIN.fullmatch(text, run[-1].end(), m.start()):
+            yield run
+            run = []
+        run.append(m)
+    if run:
+        yield run
+
+
+def candidates(text: str, ngrams: tuple[int, int] = (1, 2), language: str = DEFAULT_LANGUAGE) -> dict[str, Candidate]:
+    """lower-cased phrase (words joined by one space) -> Candidate, phrases in alphabetical
+    order (as CountVectorizer's vocabulary), n-grams formed within each run only."""
+    stop = stop_words(language)
     found: dict[str, Candidate] = {}
     for sent in sentences(text, language):
-        words = [m for m in WORD.finditer(text, sent.start, sent.end) if m.group().lower() not in stop_words]
-        for n in range(ngrams[0], ngrams[1] + 1):
-            for i in range(len(words) - n + 1):
-                gram = words[i : i + n]
-                phrase = " ".join(w.group().lower() for w in gram)
-                if phrase in found:
-                    found[phrase].count += 1
-                else:
-                    found[phrase] = Candidate(gram[0].start(), gram[-1].end(), " ".join(w.group() for w in gram), 1)
+        for run in runs(text, sent.start, sent.end, stop, language):
+            for n in range(ngrams[0], ngrams[1] + 1):
+                for i in range(len(run) - n + 1):
+                    gram = run[i : i + n]
+                    phrase = " ".join(fold(w.group(), language) for w in gram)
+                    if phrase in found:
+                        found[phrase].count += 1
+                    else:
+                        a, b = gram[0].start(), gram[-1].end()
+                        found[phrase] = Candidate(a, b, text[a:b], 1)
     return {p: found[p] for p in sorted(found)}
 
 
@@ -96,8 +167,24 @@ class Keyphrases(Extractor):
         self.ngrams, self.top_n, self.diversity, self.max_candidates = ngrams, top_n, diversity, max_candidates
         self.reference, self.language = reference, language
 
+    def language_of(self, doc: Document) -> str:
+        """The language whose stop words apply. The document's own (`--language` or detected)
+        comes first; the constructor's `language` (the run-wide `--language`, `auto` meaning
+        the default) only fills in while documents do not carry one yet."""
+        if doc.language:
+            return doc.language
+        return DEFAULT_LANGUAGE if self.language == "auto" else self.language
+
+    def skip_reason(self, doc: Document) -> str | None:
+        """Why `doc` gets no keyphrases (its language is written without spaces, or has no
+        stop-word list), or None. The run counts these by reason."""
+        return skip_reason(self.language_of(doc))
+
     def candidates(self, doc: Document, tokenizer, special, max_seq_len: int) -> list[Segment]:
-        found = candidates(doc.text, self.ngrams, language=self.language)
+        language = self.language_of(doc)
+        if skip_reason(language):
+            return []
+        found = candidates(doc.text, self.ngrams, language)
         if len(found) > self.max_candidates:
             keep = sorted(found, key=lambda p: (-found[p].count, p))[: self.max_candidates]
             found = {p: found[p] for p in sorted(keep)}

@@ -1,6 +1,49 @@
-"""English stop words: scikit-learn's ENGLISH_STOP_WORDS (BSD-3-Clause), copied so the
-keyphrase extractor picks the same candidates as KeyBERT's default CountVectorizer without
-depending on scikit-learn."""
+"""Stop words per language, and the lower-casing they are compared under.
+
+English: scikit-learn's ENGLISH_STOP_WORDS (BSD-3-Clause), copied so the keyphrase extractor
+picks the same words as KeyBERT's default CountVectorizer without depending on scikit-learn.
+Every other language: stopwords-iso (the `stopwordsiso` package, MIT), one maintained source
+for 57 languages. Chosen over `stop-words` (python-stop-words), whose Turkish list is
+mis-encoded (`bazý` for "bazı", `þey` for "şey": every word with ı or ş never matches);
+stopwords-iso has the right spellings (it keeps the mis-encoded ones too, harmless). Its lists
+are generous (German has `zeit`, `jahr`): a content word there ends a keyphrase, never
+joins one.
+"""
+
+import functools
+
+import stopwordsiso
+
+from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
+
+# Languages whose dotted and dotless i are two letters: I/ı and İ/i pair up, so Python's
+# str.lower() (I -> i, İ -> "i̇" with a combining dot) gets them wrong.
+DOTLESS_I = frozenset({"tr", "az"})
+
+
+def fold(word: str, language: str = DEFAULT_LANGUAGE) -> str:
+    """`word` lower-cased by `language`'s rules: Turkish and Azerbaijani map I -> ı and
+    İ -> i first (`İSTANBUL` -> `istanbul`, `IŞIK` -> `ışık`); others use str.lower(), as
+    KeyBERT's CountVectorizer does (casefold would also turn ß into ss, which no list has)."""
+    if language in DOTLESS_I:
+        word = word.replace("I", "ı").replace("İ", "i")
+    return word.lower()
+
+
+@functools.cache
+def stop_words(language: str) -> frozenset[str]:
+    """The stop words of `language` (ISO 639-1), folded by `fold`; empty when there is no list
+    (`has_stop_words` tells them apart)."""
+    if language == "en":
+        return ENGLISH_STOP_WORDS
+    if not stopwordsiso.has_lang(language):
+        return frozenset()
+    return frozenset(fold(w, language) for w in stopwordsiso.stopwords(language))
+
+
+def has_stop_words(language: str) -> bool:
+    return language == "en" or stopwordsiso.has_lang(language)
+
 
 ENGLISH_STOP_WORDS = frozenset(
     [

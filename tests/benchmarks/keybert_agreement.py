@@ -9,10 +9,12 @@ casing, KeyBERT lower-cases), averaged over documents; reported separately for d
 that fit one 256-token window (KeyBERT truncates the document embedding there, docbeam does
 not unless --keyphrase-reference first-window).
 
-Two references: plain KeyBERT, whose candidate n-grams may cross sentence boundaries, and
-KeyBERT given docbeam's own candidates (`candidates=`, the same words within each sentence).
-The gap between the two is what docbeam's sentence rule costs in agreement; the second
-checks that everything else (candidates, embeddings, MMR) still matches.
+Two references: plain KeyBERT, whose candidate n-grams skip stop words and punctuation and
+cross sentence boundaries, and KeyBERT given docbeam's own candidates (`candidates=`: n-grams
+of runs of words that are text of the document, pipeline/extractors/keyphrases.py). The gap
+between the two is what docbeam's rule (a keyphrase is a span of the document) costs in
+agreement, a bounded, reported measure rather than parity; the second checks that everything
+else (embeddings, reference, MMR) still matches.
 """
 
 import argparse

@@ -10,14 +10,14 @@ from docbeam.pipeline.core import languages
 from tests.helpers import REPO
 
 CASES = [
-    # Russian: no part but the sentence rules has it (de has date and money patterns now)
-    ("russian", "'russian' is ru; docbeam's stop words and date and money patterns do not support it yet"),
+    # Russian (ru has stop words, no date and money patterns)
+    ("russian", "'russian' is ru; docbeam's date and money patterns do not support it yet"),
     ("German", "'German' is de;"),
-    ("ru", "ru: docbeam's stop words and date and money patterns do not support it yet"),
+    ("ru", "ru: docbeam's date and money patterns do not support it yet"),
     ("english", "(did you mean en?)"),
     ("englsh", "(did you mean en?)"),
     ("autp", "(did you mean auto?)"),
-    ("xx", "choose from auto, en"),
+    ("xx", "choose from auto, de, en, es, fr, ja, tr"),
 ]
 
 
@@ -31,7 +31,7 @@ def test_an_unsupported_language_is_a_usage_error_with_the_choices(value, messag
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert out.stdout.split() == ["2", "False", "False"], (out.stdout, out.stderr)
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert f"--language: unsupported language {value!r}; choose from auto, en" in out.stderr, out.stderr
+    assert f"--language: unsupported language {value!r}; choose from auto, de, en" in out.stderr, out.stderr
     assert message in out.stderr, out.stderr
 
 
@@ -40,8 +40,8 @@ def test_supported_codes_are_those_every_part_has_and_auto_is_the_default():
 
     from docbeam.pipeline.core.flags import add_job_flags
 
-    assert languages.supported() == ["en"]  # stop words and date patterns are English-only so far
-    assert languages.check("en") == "en" and languages.check("auto") == "auto"
+    assert languages.supported() == ["de", "en", "es", "fr", "ja", "tr"]  # every part has rules for these
+    assert languages.check("tr") == "tr" and languages.check("auto") == "auto"
     parser = argparse.ArgumentParser()
     add_job_flags(parser)
     assert parser.get_default("language") == "auto"  # each document's own, detected at ingest
