@@ -14,13 +14,14 @@ PARTS: dict[str, frozenset[str] | None] = {
     "language detection": None,
     # ingest/sentences.py: sentencex has rules or fallbacks for ~300 languages
     "sentence rules": None,
-    # extractors/stopwords.py: scikit-learn's English list, stopwords-iso for the others; not the
-    # languages written without spaces: their documents get no keyphrases (no word segmenter),
-    # said per document in the manifest, and nothing else needs stop words
+    # extractors/stopwords.py: scikit-learn's English list, stopwords-iso for the others; with the
+    # languages written without spaces (extractors/keyphrases.py UNSEGMENTED): their documents get
+    # no keyphrases by design (no word segmenter), said in the manifest; nothing else needs stop words
     "stop words": frozenset(
         (
             "af ar bg bn br ca cs da de el en eo es et eu fa fi fr ga gl gu ha he hi hr hu hy "
-            "id it ja ko ku la lt lv mr ms nl no pl pt ro ru sk sl so st sv sw th tl tr uk ur vi yo zh zu"
+            "id it ja ko ku la lt lv mr ms nl no pl pt ro ru sk sl so st sv sw th tl tr uk ur vi yo zh zu "
+            "bo km lo my"
         ).split()
     ),
     # extractors/patterns.py (English) and locale_patterns.py (the others, from CLDR via babel)

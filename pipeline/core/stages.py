@@ -23,3 +23,18 @@ class Stage(enum.StrEnum):
 def extract_stage(extractor: str) -> str:
     """Each extractor meters its own stage, named after it."""
     return f"extract_{extractor}"
+
+
+# An extractor stage's counter of documents it skips by design, by reason: "skipped: ja: ...".
+SKIPPED_PREFIX = "skipped: "
+
+
+def extraction_skips(stage_totals: dict[str, dict]) -> dict[str, dict[str, int]]:
+    """extractor -> {reason: documents} for the documents extractors skipped by design."""
+    out: dict[str, dict[str, int]] = {}
+    for stage, totals in sorted(stage_totals.items()):
+        if stage.startswith("extract_"):
+            reasons = {k[len(SKIPPED_PREFIX) :]: v for k, v in totals.items() if k.startswith(SKIPPED_PREFIX) and v}
+            if reasons:
+                out[stage[len("extract_") :]] = dict(sorted(reasons.items()))
+    return out

@@ -148,6 +148,7 @@ REFERENCE_CHARS = 20_000  # more than any window's worth of text: the tokenizer 
 class Keyphrases(Extractor):
     name = "keyphrases"
     row_kind = "keyphrase"
+    version = 2  # spans of the document (a stop word ends a candidate); the document's stop words
 
     def __init__(
         self,
@@ -156,7 +157,6 @@ class Keyphrases(Extractor):
         diversity: float = 0.5,
         max_candidates: int = 1000,
         reference: str = "document",
-        language: str = DEFAULT_LANGUAGE,
     ):
         if not 1 <= ngrams[0] <= ngrams[1]:
             raise ValueError(f"bad n-gram range {ngrams}")
@@ -165,15 +165,12 @@ class Keyphrases(Extractor):
         if reference not in KEYPHRASE_REFERENCES:
             raise ValueError(f"keyphrase reference {reference!r}: choose {' or '.join(KEYPHRASE_REFERENCES)}")
         self.ngrams, self.top_n, self.diversity, self.max_candidates = ngrams, top_n, diversity, max_candidates
-        self.reference, self.language = reference, language
+        self.reference = reference
 
-    def language_of(self, doc: Document) -> str:
-        """The language whose stop words apply. The document's own (`--language` or detected)
-        comes first; the constructor's `language` (the run-wide `--language`, `auto` meaning
-        the default) only fills in while documents do not carry one yet."""
-        if doc.language:
-            return doc.language
-        return DEFAULT_LANGUAGE if self.language == "auto" else self.language
+    @staticmethod
+    def language_of(doc: Document) -> str:
+        """The language whose stop words apply: the document's (`--language`, else detected)."""
+        return doc.language or DEFAULT_LANGUAGE
 
     def skip_reason(self, doc: Document) -> str | None:
         """Why `doc` gets no keyphrases (its language is written without spaces, or has no

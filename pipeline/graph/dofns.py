@@ -13,7 +13,7 @@ from apache_beam.transforms.window import GlobalWindows
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core import fingerprint
 from docbeam.pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
-from docbeam.pipeline.core.stages import Stage, extract_stage
+from docbeam.pipeline.core.stages import SKIPPED_PREFIX, Stage, extract_stage
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.cost.metering import StageMeter
 from docbeam.pipeline.encode.packing import PackedBatch, Packer, PackSpec
@@ -156,6 +156,8 @@ class ChunkDocuments(beam.DoFn):
         # progress display while the chunks are still coming (they are yielded after them).
         extra, rows = [], []
         for ex in self.plan.extractors:
+            if why := ex.skip_reason(doc):  # by design (keyphrases of Japanese): counted, said in the summary
+                self.ex_meters[ex.name].count(f"{SKIPPED_PREFIX}{why}")
             with self.meter.timed():
                 extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
             # Rows read from the text (entities) are the extractor's output, timed and counted

@@ -36,7 +36,7 @@ from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 BLOCK_CHARS = 100_000
 # Bumped whenever the same text and settings can give other chunks: part of every document's
 # fingerprint, so `--reuse` never copies chunks cut by an older rule.
-CHUNKING_VERSION = 2
+CHUNKING_VERSION = 3  # 3: a list item starts a sentence block (sentences.py)
 
 # Boundary after a token, weakest to strongest.
 INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4

@@ -25,6 +25,7 @@ def summary(res: RunResult) -> str:
         f"{t['encoder_tokens']:,} (padding {pad / max(t['encoder_tokens'] + pad, 1):.1%}), attention "
         f"{res.manifest['attention']['used']}",
         *extraction_lines(c.get("extractions_by_kind", {})),
+        *skip_lines(c.get("extractions_skipped", {})),
         *language_lines(res.manifest),
         *_reuse(res, wall),
         report.summary_line(res.cost),
@@ -61,6 +62,16 @@ def extraction_lines(by_kind: dict[str, int]) -> list[str]:
         detail = {k: v for k, v in subs.items() if k}
         label = "" if lines else "extracted:"
         lines.append(f"{label:<11}{total:,} {head} rows" + (f" ({_counts(detail)})" if detail else ""))
+    return lines
+
+
+def skip_lines(skipped: dict[str, dict[str, int]]) -> list[str]:
+    """`keyphrases: none for 3 documents (3 ja: written without spaces, no word segmenter)`."""
+    lines = []
+    for name, why in skipped.items():
+        n = sum(why.values())
+        reasons = "; ".join(f"{k:,} {r}" for r, k in why.items())
+        lines.append(f"{name + ':':<10} none for {n:,} document{'s' if n != 1 else ''} ({reasons})")
     return lines
 
 

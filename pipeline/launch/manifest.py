@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from importlib import metadata
 
-from docbeam.pipeline.core import tables
+from docbeam.pipeline.core import stages, tables
 from docbeam.pipeline.core.flags import rejection_limit
 from docbeam.pipeline.io import outputs, storage
 
@@ -134,6 +134,8 @@ def build(
             },
             # PDF lines left out of the text as layout: running headers/footers, dot leaders
             "pdf_layout_lines_dropped": {k: parse.get(f"dropped_{k}_lines", 0) for k in ("running", "leader")},
+            # documents an extractor writes nothing for by design, by reason (keyphrases of Japanese)
+            "extractions_skipped": stages.extraction_skips(stage_totals),
         },
         "accounting": {k: check[k] for k in ("holds", "read", "ok", "rejected", "duplicate_doc_ids")},
         "model": {

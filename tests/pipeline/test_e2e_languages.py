@@ -38,7 +38,7 @@ def run(tmp_path_factory):
         (src / f"{name}.txt").write_text(text, encoding="utf-8")
     out = tmp_path_factory.mktemp("out")
     # 32-token windows: the German text's first window ends where a sentence rule decides.
-    res = run_job(src / "*.txt", out, "--max-seq-len", "32")
+    res = run_job(src / "*.txt", out, "--max-seq-len", "32", "--extract", "keyphrases,summary,entities")
     return out, res
 
 
@@ -70,3 +70,26 @@ def test_manifest_counts_and_english_only_warning(run):
     assert man["settings"]["values"]["language_detector"] == langs["detector"]
     text = summary(res)
     assert "languages: de: 1, en: 1, ja: 1, tr: 1" in text and f"WARNING:   {langs['warning']}" in text
+
+
+def test_extractors_follow_each_documents_language(run):
+    """Stop words, date and money patterns and sentence rules are the document's; keyphrases are
+    spans of its text; Japanese gets summaries but no keyphrases, and the run says so."""
+    out, res = run
+    texts = {r["doc_id"].rsplit("/", 1)[-1]: r["text"] for r in table(out, "documents", ["doc_id", "text"]).to_pylist()}
+    rows = table(out, "extractions").to_pylist()
+    by = {}
+    for r in rows:
+        name = r["doc_id"].rsplit("/", 1)[-1]
+        by.setdefault((name, r["kind"]), []).append(r)
+        if r["kind"] in ("keyphrase", "summary"):
+            assert texts[name][r["start_char"] : r["end_char"]] == r["value"]
+    german = {r["value"].lower() for r in by[("reise.txt", "keyphrase")]}
+    assert not any(w in german for w in ("der bahncard", "nach münchen"))  # German stop words end phrases
+    assert [r["value"] for r in by[("reise.txt", "entity:date")]] == ["14. März 2024"]
+    assert [r["value"] for r in by[("reise.txt", "entity:money")]] == ["15 Euro"]
+    assert ("libc.txt", "keyphrase") not in by and by[("libc.txt", "summary")]
+    man = json.loads((out / "_manifest.json").read_text())
+    why = "ja: written without spaces, no word segmenter"
+    assert man["counts"]["extractions_skipped"] == {"keyphrases": {why: 1}}
+    assert f"keyphrases: none for 1 document (1 {why})" in summary(res)

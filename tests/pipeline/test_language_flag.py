@@ -12,7 +12,8 @@ from tests.helpers import REPO
 CASES = [
     # Russian (ru has stop words, no date and money patterns)
     ("russian", "'russian' is ru; docbeam's date and money patterns do not support it yet"),
-    ("German", "'German' is de;"),
+    ("German", "(did you mean de?)"),
+    ("türkçe", "(did you mean tr?)"),
     ("ru", "ru: docbeam's date and money patterns do not support it yet"),
     ("english", "(did you mean en?)"),
     ("englsh", "(did you mean en?)"),
