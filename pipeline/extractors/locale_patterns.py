@@ -155,7 +155,7 @@ def rules(language: str) -> LocaleRules | None:
         scanned.append(r"(?<!\d)(?P<year>\d{4})(?!\d)")
     date = re.compile(first + "(?:" + "|".join(scanned) + ")")
 
-    symbols, names = set(TURKISH_LIRA_ABBREVIATION.get(language, ())), set()
+    symbols, names = set(TURKISH_LIRA_ABBREVIATION.get(language, ())), set[str]()
     for code in CURRENCIES:
         symbols.add(get_currency_symbol(code, locale))
         # the display name and each plural form (Euro / Euro, euro / euros, 日本円 / 円)
@@ -194,7 +194,9 @@ def dates(text: str, r: LocaleRules) -> Iterator[tuple[int, int]]:
             if _exists(m, r):
                 yield m.span()
         # the regex ends in \Z: the leftmost match in the window that ends at this year
-        elif (y := r.month_year.search(text, max(0, m.start() - r.lookback), m.end())) and _exists(y, r):
+        elif (
+            r.month_year and (y := r.month_year.search(text, max(0, m.start() - r.lookback), m.end())) and _exists(y, r)
+        ):
             yield y.span()
 
 

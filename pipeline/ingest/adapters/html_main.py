@@ -68,7 +68,7 @@ def page_events(tree) -> list[tuple[str, str]]:
             elif tag in HEADINGS and heading is None and not hidden:
                 heading, parts = el, []
             if not hidden and isinstance(el.tag, str) and el.text:
-                (parts if heading is not None else events).append(el.text if heading is not None else ("text", el.text))
+                _add(el.text, heading is not None, parts, events)
             continue
         if tag in HIDDEN:
             hidden -= 1
@@ -76,8 +76,16 @@ def page_events(tree) -> list[tuple[str, str]]:
             events.append(("heading", " ".join("".join(parts).split())))
             heading = None
         if not hidden and el.tail:
-            (parts if heading is not None else events).append(el.tail if heading is not None else ("text", el.tail))
+            _add(el.tail, heading is not None, parts, events)
     return events
+
+
+def _add(text: str, in_heading: bool, parts: list[str], events: list[tuple[str, str]]) -> None:
+    """Text inside the open heading joins its parts; elsewhere it is a ("text", ...) event."""
+    if in_heading:
+        parts.append(text)
+    else:
+        events.append(("text", text))
 
 
 def with_leads(events: list[tuple[str, str]], kept: list[str]) -> list[tuple[str, str, bool]]:

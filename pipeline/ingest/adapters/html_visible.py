@@ -73,7 +73,7 @@ def visible_page(markup: str) -> tuple[str, list[tuple[int, str]]]:
     lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
     text = "\n".join(line for line in lines if line)
     sections, at = [], 0
-    starts = {}  # offset of each line, to find a heading as a whole line after the previous one
+    starts: dict[str, list[int]] = {}  # offset of each line, to find a heading as a whole line after the previous one
     for line in text.split("\n"):
         starts.setdefault(line, []).append(at)
         at += len(line) + 1

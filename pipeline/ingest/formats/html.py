@@ -49,8 +49,8 @@ def page(
             text, headings = sandbox.call(VISIBLE, markup)
         except ParseProblem as p:
             return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
-        sections = tuple((at, heading) for at, heading in headings)  # lists once through the sandbox
-        prov = Provenance(format="html", sections=sections, url=url, crawl_date=crawl_date)
+        found = tuple((at, heading) for at, heading in headings)  # lists once through the sandbox
+        prov = Provenance(format="html", sections=found, url=url, crawl_date=crawl_date)
         return document(path, row, doc_id, text, prov)
     headline = body.lstrip().split("\n", 1)[0]
     text = f"{title}\n\n{body}" if title and headline not in title else body  # no title twice in a row
