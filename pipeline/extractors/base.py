@@ -28,6 +28,9 @@ class Extractor:
     # Raised when the same settings would now give other rows: part of the settings fingerprint,
     # so `--reuse` recomputes this extractor's rows (and only its) instead of copying stale ones.
     version: int = 1
+    # Packages whose data shapes the rows (stop-word lists, CLDR): their versions join the
+    # fingerprint too, so an upgrade of the data reruns the extractor like a code change does.
+    data_packages: tuple[str, ...] = ()
 
     def owns(self, kind: str) -> bool:
         """Whether an extractions/ row of this `kind` is one of this extractor's."""

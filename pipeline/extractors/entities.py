@@ -15,6 +15,7 @@ from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 class Entities(Extractor):
     name = "entities"
     row_kind = "entity"
+    data_packages = ("babel",)
     version = 2  # URLs across line breaks, no dates over line ends, per-language dates and money
 
     def text_rows(self, doc: Document) -> list[dict]:

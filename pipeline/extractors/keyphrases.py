@@ -148,6 +148,7 @@ REFERENCE_CHARS = 20_000  # more than any window's worth of text: the tokenizer 
 class Keyphrases(Extractor):
     name = "keyphrases"
     row_kind = "keyphrase"
+    data_packages = ("stopwordsiso",)
     version = 2  # spans of the document (a stop word ends a candidate); the document's stop words
 
     def __init__(

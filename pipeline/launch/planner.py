@@ -8,6 +8,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import jax
@@ -127,6 +128,13 @@ def _by_content(settings: dict) -> dict:
     if "labels_file" in out:
         out["labels_file"] = hashlib.sha256(Path(out["labels_file"] or DEFAULT_LABELS).read_bytes()).hexdigest()[:32]
     return out
+
+
+def _extractor_fingerprint(ex: extractors.Extractor, settings: dict) -> dict:
+    """What an extractor's rows depend on besides the text: its settings, its version and the
+    versions of the packages whose data it reads."""
+    data = {p: metadata.version(p) for p in ex.data_packages}
+    return {**_by_content(settings), "version": ex.version, **({"data": data} if data else {})}
 
 
 def _text_only(ex: extractors.Extractor) -> bool:
@@ -371,7 +379,9 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         "stride": windowing.stride,
         "language": d.language,
         "chunking": CHUNKING_VERSION,
-        "extractors": {ex.name: {**_by_content(settings.get(ex.name, {})), "version": ex.version} for ex in exs},
+        "extractors": {ex.name: _extractor_fingerprint(ex, settings.get(ex.name, {})) for ex in exs},
+        # sentencex's rules cut every chunk and candidate: a new release may cut them elsewhere
+        "sentence_rules": f"sentencex {metadata.version('sentencex')}",
         "prompt": prompt,
     }
     if d.language == languages.AUTO:  # the detector decides each document's rules: a new one may differ

@@ -38,6 +38,9 @@ class TopK:
             return
         scores = normalised(block) @ self.queries.T  # [n, q]
         rows = np.arange(first_row, first_row + len(block), dtype=np.int64)
+        # A NaN vector (a corrupt row) must rank last, not break the partition below: np.partition
+        # orders NaN above every number, and the k-th "largest" would then be NaN.
+        scores = np.nan_to_num(scores, nan=-np.inf)
         best = _best(scores.T, rows, self.k)  # [q, <=k] per query, unordered
         self.scores = np.concatenate([self.scores, best[0]], axis=1)
         self.rows = np.concatenate([self.rows, best[1]], axis=1)
@@ -65,7 +68,9 @@ def _best(scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.
         above = np.flatnonzero(scores[i] > kth[i])
         tied = np.flatnonzero(scores[i] == kth[i])
         tied = tied[np.argsort(rows[i, tied], kind="stable")][: k - len(above)]
-        keep[i] = np.concatenate([above, tied])
+        picked = np.concatenate([above, tied])
+        assert len(picked) == k, (len(picked), k)  # fewer would silently repeat rows below
+        keep[i] = picked
     return np.take_along_axis(scores, keep, 1), np.take_along_axis(rows, keep, 1)
 
 

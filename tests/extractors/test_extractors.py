@@ -343,3 +343,23 @@ def test_an_extractor_whose_rows_change_reruns_on_reuse(tmp_path, monkeypatch):
     after = settings()
     assert fingerprint.extractor_kinds_changed(before, after) == ["summary"]
     assert fingerprint.vectors_part(before) == fingerprint.vectors_part(after)
+    # the data it reads is in the fingerprint too: a new stop-word list or CLDR release reruns it
+    from importlib import metadata
+
+    assert before["extractors"]["entities"]["data"] == {"babel": metadata.version("babel")}
+    assert before["sentence_rules"] == f"sentencex {metadata.version('sentencex')}"
+
+
+def test_a_user_at_host_prompt_is_console_and_a_line_of_at_signs_is_linear():
+    from docbeam.pipeline.extractors.prose import PROMPT, code_lines
+
+    text = "root@box:~/src# make install\nInstalled everything.\n\nThe build is done now."
+    assert code_lines(text)[0] == (0, text.index("\n\n") + 1)  # prompt and its output
+    assert PROMPT.match("me@host:/tmp$ ls") and not PROMPT.match("mail me@host: now")
+    # 'a@:' * 2000 backtracked for about a minute in the old pattern; linear now (a child process,
+    # so a regression fails at its timeout instead of hanging the suite)
+    import subprocess
+    import sys
+
+    code = "from docbeam.pipeline.extractors.prose import PROMPT; print(PROMPT.match('a@:' * 20_000))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30).stdout == "None\n"

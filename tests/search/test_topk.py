@@ -51,3 +51,12 @@ def test_memory_between_blocks_is_k_per_query():
         assert top.scores.shape == (2, min(3, 50))
     with pytest.raises(ValueError, match="k must be at least 1"):
         TopK(np.ones((1, 8), np.float32), 0)
+
+
+def test_a_nan_vector_ranks_last_and_no_row_repeats():
+    rng = np.random.default_rng(5)
+    block = rng.normal(size=(10, 4)).astype(np.float32)
+    block[3] = np.nan
+    scores, rows = exact_topk(np.ones(4, np.float32), [(0, block[:6]), (6, block[6:])], 10)
+    assert sorted(rows[0].tolist()) == list(range(10)) and rows[0][-1] == 3  # the NaN row last, once
+    assert np.isneginf(scores[0][-1]) and np.isfinite(scores[0][:-1]).all()
