@@ -286,7 +286,7 @@ class QdrantStore:
             "host": s.host,
             "port": s.port or 6333,
             "https": s.params.get("https") in ("1", "true"),
-            "api_key": s.secrets.get("api_key") or s.secrets.get("apikey"),
+            "api_key": s.secrets.get("api_key") or s.secrets.get("apikey") or s.secrets.get("api-key"),
             "timeout": int(float(s.params.get("timeout", 10))),
         }
 

@@ -272,3 +272,49 @@ def test_the_runs_beam_jobs_get_no_sink_uri_in_their_options():
     shown = launch.job_options.get_all_options(drop_default=True)
     assert "sink" not in shown and shown["direct_num_workers"] == 2 and shown["output"] == "o"
     assert "hunter2" not in json.dumps(shown, default=str)
+
+
+def test_a_retried_client_error_is_logged_without_the_uri_or_its_secrets(short_retries, caplog):
+    uri = "milvus://root:hunter2@db.example:19530/coll?token=s3cr%2Ft"
+    attempts = []
+
+    def fail():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError(f"cannot connect to {uri}: bad password hunter2, token s3cr/t")
+        return "ok"
+
+    with caplog.at_level("WARNING", logger="docbeam"):
+        assert sinks._retrying(fail, [], uri) == "ok"
+    logged = caplog.text
+    assert "attempt 1 failed" in logged and "milvus://root:***@db.example:19530/coll" in logged
+    for secret in ("hunter2", "s3cr%2Ft", "s3cr/t"):
+        assert secret not in logged
+
+
+def test_redact_text_replaces_the_secret_values_too():
+    from docbeam.pipeline.core.sink_uri import redact_text
+
+    uri = "milvus://root:hun%40ter2@host:19530/c?api-key=k%2By&db=x"
+    text = redact_text(f"bad password hun@ter2 for {uri}; key k+y (raw k%2By)", [uri])
+    assert "hun@ter2" not in text and "hun%40ter2" not in text and "k+y" not in text and "k%2By" not in text
+    assert "milvus://root:***@host:19530/c?api-key=***&db=x" in text
+
+
+@pytest.mark.parametrize("password", ["xq/zz", "xq?zz", "xq#zz", "xq@zz"])
+def test_an_unencoded_special_character_in_a_password_never_shows_it(password):
+    from docbeam.pipeline.core.sink_uri import redact, redact_args
+
+    uri = f"milvus://root:{password}@db.example:19530/coll"
+    with pytest.raises(ValueError, match="must be percent-encoded") as err:
+        parse(uri)
+    for shown in (str(err.value), redact(uri), *redact_args(["--sink", uri, f"--sink={uri}"])):
+        assert "xq" not in shown and "zz" not in shown, shown
+    assert redact(uri) == "milvus://***@db.example:19530/coll"
+
+
+@pytest.mark.parametrize("name", ["api-key", "access_token", "X-Auth", "clientSecret", "passwd"])
+def test_any_key_token_secret_pass_or_auth_parameter_is_a_secret(name):
+    sink = parse(f"qdrant://host:6333/coll?{name}=SECRETVALUE&https=1")
+    assert "SECRETVALUE" not in sink.redacted and sink.params == {"https": "1"}
+    assert sink.secrets == {name.lower(): "SECRETVALUE"}
