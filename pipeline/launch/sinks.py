@@ -134,7 +134,9 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
     job_options = PipelineOptions(LOCAL_WRITER) if sink.local else options
     try:
         metrics, _ = _retrying(
-            lambda: execute_store_write(chunk_files, doc_files, store.write_config(dim), store_text, job_options),
+            lambda: execute_store_write(
+                chunk_files, doc_files, store.write_config(dim), store_text, job_options, store.fit
+            ),
             retries,
             uri,
         )
@@ -142,6 +144,7 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
         error = _error_line(exc, uri)
         log.error("sink %s: the write failed after %d attempt(s): %s", sink.redacted, len(retries) + 1, error)
     metrics = dict(metrics.get(Stage.SINK, {}))
+    truncated = int(metrics.pop("truncated", 0))  # chunks cut to the store's field limits
     stored: dict[str, str] = {}
     deleted, reconciled = 0, False
     try:
@@ -162,6 +165,7 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
         "written": len(expected) - len(missing),
         "deleted": deleted,
         "failed": len(missing),
+        "truncated": truncated,
         "retries": len(retries),
         "seconds": round(wall, 3),
         "holds": not missing and reconciled,

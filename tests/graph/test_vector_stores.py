@@ -33,8 +33,12 @@ def unit(rng, n):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def write_output(out, docs: dict[str, int], seed: int = 0, text: bool = True) -> list[dict]:
-    """An output folder holding `docs` (doc_id -> number of chunks); returns the chunk rows."""
+def write_output(
+    out, docs: dict[str, int], seed: int = 0, text: bool = True, texts: dict | None = None, meta: dict | None = None
+) -> list[dict]:
+    """An output folder holding `docs` (doc_id -> number of chunks); returns the chunk rows.
+    `texts` ((doc_id, chunk_index) -> text) and `meta` (doc_id -> metadata) override the defaults."""
+    texts, meta = texts or {}, meta or {}
     rng = np.random.default_rng(seed)
     chunk_rows, doc_rows = [], []
     for d, n in docs.items():
@@ -48,14 +52,15 @@ def write_output(out, docs: dict[str, int], seed: int = 0, text: bool = True) ->
                     "end_char": i * 10 + 10,
                     "n_tokens": 5,
                     "embedding": vecs[i],
-                    "text": f"{d} chunk {i} seed {seed}" if text else None,
+                    "text": texts.get((d, i), f"{d} chunk {i} seed {seed}") if text else None,
                     "page_start": i + 1 if d.endswith(".pdf") else None,
                     "page_end": i + 1 if d.endswith(".pdf") else None,
                     "section": "Intro" if i == 0 else None,
                     "cut_in_word": False,
                 }
             )
-        doc_rows.append({"doc_id": d, "metadata": json.dumps({"lang": "en", "n": n}), "embedding": vecs.mean(0)})
+        metadata = json.dumps(meta.get(d, {"lang": "en", "n": n}))
+        doc_rows.append({"doc_id": d, "metadata": metadata, "embedding": vecs.mean(0)})
     for table, rows, schema in (
         (tables.CHUNKS, chunk_rows, tables.chunks_schema(DIM)),
         (tables.DOCUMENTS, doc_rows, tables.documents_schema(DIM)),
@@ -318,3 +323,30 @@ def test_any_key_token_secret_pass_or_auth_parameter_is_a_secret(name):
     sink = parse(f"qdrant://host:6333/coll?{name}=SECRETVALUE&https=1")
     assert "SECRETVALUE" not in sink.redacted and sink.params == {"https": "1"}
     assert sink.secrets == {name.lower(): "SECRETVALUE"}
+
+
+def test_text_and_metadata_over_milvus_limits_are_cut_not_failing_the_sink(tmp_path, short_retries):
+    """One [UNK] token can span a base64 blob: a 70,000-character chunk; a Milvus server counts
+    VARCHAR max_length in bytes, so 40,000 two-byte characters (80,000 bytes) must be cut too;
+    metadata over 64 KiB of JSON is stored as null."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    long_text, wide_text = "QUJD" * 17_500, "é" * 40_000
+    out = tmp_path / "out"
+    rows = write_output(
+        out,
+        {"blob": 2, "fr": 1, "big": 1},
+        texts={("blob", 1): long_text, ("fr", 0): wide_text},
+        meta={"big": {"x": "y" * 70_000}},
+    )
+    uri = f"milvus://{tmp_path}/store.db"
+    sinks.check([uri], DIM)
+    (record,), _ = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
+    assert record["holds"] and record["written"] == 4 and record["truncated"] == 3
+    held = store_for(parse(uri)).dump()
+    blob, fr = held[chunk_id("blob", 1)]["text"], held[chunk_id("fr", 0)]["text"]
+    assert len(blob) == 65_535 and long_text.startswith(blob)
+    assert len(fr.encode()) <= 65_535 and len(fr) == 32_767 and wide_text.startswith(fr)
+    assert held[chunk_id("big", 0)]["metadata"] is None
+    assert held[chunk_id("blob", 0)]["metadata"] == {"lang": "en", "n": 2}
+    assert held[chunk_id("blob", 0)]["text"] == rows[0]["text"]
