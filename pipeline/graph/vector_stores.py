@@ -515,6 +515,41 @@ def store_for(sink: SinkUri):
     raise StoreError(f"{sink.redacted}: {sink.scheme} sinks are not written yet")
 
 
+def client_errors() -> tuple[type[BaseException], ...]:
+    """What the store clients raise for a store that is unreachable or refuses a request."""
+    errors: list[type[BaseException]] = [OSError]  # ConnectionError, socket timeouts, a file it cannot open
+    try:
+        from pymilvus.exceptions import MilvusException
+
+        errors.append(MilvusException)
+    except ImportError:
+        pass
+    try:
+        from qdrant_client.http.exceptions import ApiException
+
+        errors.append(ApiException)
+    except ImportError:
+        pass
+    try:
+        import grpc
+
+        errors.append(grpc.RpcError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """A client's error that means the store did not answer (not that it refused the request)."""
+    if isinstance(exc, OSError):
+        return True
+    name = type(exc).__name__
+    text = str(exc)
+    return name in ("ConnectError", "MilvusUnavailableException", "ResponseHandlingException") or (
+        "Fail connecting to server" in text or "server unavailable" in text or "StatusCode.UNAVAILABLE" in text
+    )
+
+
 def query_store(uri: str, vector, top_k: int = 10) -> list[dict]:
     """`docbeam search --sink URI`: the store's top_k chunks by inner product (= cosine: the
     vectors are normalised) with `vector`, best first, as dicts (chunk_id, doc_id, chunk_index,

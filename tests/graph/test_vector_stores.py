@@ -350,3 +350,16 @@ def test_text_and_metadata_over_milvus_limits_are_cut_not_failing_the_sink(tmp_p
     assert held[chunk_id("big", 0)]["metadata"] is None
     assert held[chunk_id("blob", 0)]["metadata"] == {"lang": "en", "n": 2}
     assert held[chunk_id("blob", 0)]["text"] == rows[0]["text"]
+
+
+@pytest.mark.parametrize("scheme", ["milvus", "qdrant"])
+def test_searching_an_unreachable_server_store_is_one_line_without_secrets(scheme):
+    from docbeam.pipeline.cli import _store_hits
+    from docbeam.pipeline.core.flags import UsageError
+
+    uri = f"{scheme}://root:hunter2@127.0.0.1:1/coll?timeout=1&api_key=s3cr3t"  # port 1: nothing listens
+    with pytest.raises(UsageError) as err:
+        _store_hits(uri, np.zeros(DIM, np.float32), 3)
+    said = str(err.value)
+    assert said.startswith(f"--sink: cannot reach {scheme}://root:***@127.0.0.1:1/coll") and "\n" not in said
+    assert "hunter2" not in said and "s3cr3t" not in said
