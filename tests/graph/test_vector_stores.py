@@ -343,6 +343,9 @@ def test_text_and_metadata_over_milvus_limits_are_cut_not_failing_the_sink(tmp_p
     sinks.check([uri], DIM)
     (record,), _ = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
     assert record["holds"] and record["written"] == 4 and record["truncated"] == 3
+    from docbeam.pipeline.launch.console import sink_lines
+
+    assert "3 cut to the store's field limits" in sink_lines([record])[0]
     held = store_for(parse(uri)).dump()
     blob, fr = held[chunk_id("blob", 1)]["text"], held[chunk_id("fr", 0)]["text"]
     assert len(blob) == 65_535 and long_text.startswith(blob)
