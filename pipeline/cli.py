@@ -262,8 +262,8 @@ def cmd_search(argv: list[str]) -> int:
 
 def _store_hits(uri: str, vector, top_k: int) -> list[dict]:
     """The store's top chunks as `docbeam search` hits (a store keeps no character offsets)."""
-    from docbeam.pipeline.core.sink_uri import parse
-    from docbeam.pipeline.graph.vector_stores import StoreError, query_store
+    from docbeam.pipeline.core.sink_uri import parse, redact, redact_text
+    from docbeam.pipeline.graph.vector_stores import StoreError, client_errors, query_store, unreachable
 
     try:
         sink = parse(uri)
@@ -271,7 +271,12 @@ def _store_hits(uri: str, vector, top_k: int) -> list[dict]:
             raise ValueError(f"{sink.redacted}: no store at {sink.path}")
         found = query_store(uri, vector, top_k)
     except (ValueError, StoreError) as exc:
-        raise UsageError(f"--sink: {exc}") from None
+        raise UsageError(f"--sink: {redact_text(str(exc), [uri])}") from None
+    except client_errors() as exc:  # a server store that is down, refuses the login, lacks the collection
+        said = (redact_text(str(exc), [uri]).strip().splitlines() or [type(exc).__name__])[0][:300]
+        if unreachable(exc):
+            raise UsageError(f"--sink: cannot reach {redact(uri)}: {said}") from None
+        raise UsageError(f"--sink {redact(uri)}: the store refused the search: {said}") from None
     return [
         {
             "rank": rank,

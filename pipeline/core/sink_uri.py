@@ -6,8 +6,10 @@
     qdrant://host:port/collection     a Qdrant server (?api_key= for auth, ?https=1)
     bigquery://PROJECT.DATASET.TABLE  BigQuery (a cross-language writer: Java on the launcher)
 
-Secrets (the password of `user:password@`, `token=`, `api_key=`) never leave this module in
-anything but `SinkUri.secrets`: `redacted` is what manifests, logs and error messages show.
+Secrets (the password of `user:password@`, and every query parameter whose name says key,
+token, secret, pass or auth: `token=`, `api_key=`, `access_token=`) never leave this module in
+anything but `SinkUri.secrets`: `redacted` is what manifests, logs and error messages show,
+and `redact_text` takes the URI and each secret value out of any other text.
 No Beam, no store client here.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 
 SCHEMES = ("milvus", "qdrant", "bigquery")
 DEFAULT_COLLECTION = "docbeam_chunks"
-SECRET_PARAMS = ("password", "token", "api_key", "apikey")
+_SECRET_WORDS = ("key", "token", "secret", "pass", "auth")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 _BQ_TABLE = re.compile(r"([a-z][a-z0-9-]{4,28}[a-z0-9]|[a-z0-9.:-]+)\.([A-Za-z0-9_]{1,1024})\.([\w$-]{1,1024})")
 
@@ -32,7 +34,7 @@ class SinkUri:
     collection: str = DEFAULT_COLLECTION  # BigQuery: PROJECT.DATASET.TABLE
     user: str | None = None
     params: dict[str, str] = field(default_factory=dict)  # non-secret query parameters
-    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # password / token / api_key
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # password / token / api_key ...
 
     @property
     def local(self) -> bool:
@@ -43,30 +45,78 @@ class SinkUri:
         return self.redacted
 
 
+def is_secret_param(name: str) -> bool:
+    """A query parameter whose value is a credential (`api-key`, `access_token`, `X-Auth`...)."""
+    norm = name.lower().replace("-", "").replace("_", "")
+    return any(word in norm for word in _SECRET_WORDS)
+
+
+def _split_userinfo(uri: str) -> tuple[str, str | None, str]:
+    """(`scheme://`, userinfo or None, the rest) split on the LAST `@` after `://`: an unencoded
+    `/`, `?`, `#` or `@` in a password would make urlsplit cut the password in two and show a
+    part of it as host, path, query or fragment."""
+    head, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest:
+        return uri, None, ""
+    userinfo, _, after = rest.rpartition("@")
+    return head + sep, userinfo, after
+
+
+def _redacted_userinfo(userinfo: str) -> str:
+    name, colon, _ = userinfo.partition(":")
+    if any(ch in userinfo for ch in "/?#@"):
+        return "***"  # cannot tell user from password: hide both
+    return f"{name}:***" if colon else name
+
+
 def redact(uri: str) -> str:
     """`uri` with the password of its user part and every secret query parameter as ***."""
+    head, userinfo, after = _split_userinfo(uri)
+    if userinfo is not None:
+        uri = f"{head}{_redacted_userinfo(userinfo)}@{after}"
     parts = urllib.parse.urlsplit(uri)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        name = user.split(":", 1)[0]
-        netloc = f"{name}:***@{host}" if ":" in user else f"{user}@{host}"
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    safe = [(k, "***" if k.lower() in SECRET_PARAMS else v) for k, v in query]
-    shown = f"{parts.scheme}://{netloc}{parts.path}"  # urlunsplit would drop the empty host of scheme:///path
+    safe = [(k, "***" if is_secret_param(k) else v) for k, v in query]
+    shown = f"{parts.scheme}://{parts.netloc}{parts.path}"  # urlunsplit would drop the empty host of scheme:///path
     return shown + (f"?{urllib.parse.urlencode(safe, safe='*')}" if safe else "")
 
 
+def secret_values(uri: str) -> list[str]:
+    """Every secret in `uri` as it may appear in a client's message: as written and
+    percent-decoded, longest first (so no secret is left half-replaced)."""
+    values: set[str] = set()
+    _, userinfo, after = _split_userinfo(uri)
+    if userinfo is not None and ":" in userinfo:
+        values.add(userinfo.partition(":")[2])
+    query = (after if userinfo is not None else uri).partition("?")[2].partition("#")[0]
+    for pair in query.split("&"):
+        name, eq, value = pair.partition("=")
+        if eq and is_secret_param(urllib.parse.unquote_plus(name)):
+            values.add(value)
+    values |= {urllib.parse.unquote_plus(v) for v in values} | {urllib.parse.unquote(v) for v in values}
+    return sorted((v for v in values if v), key=len, reverse=True)
+
+
 def redact_text(text: str, sinks: list[str]) -> str:
-    """`text` with each of the sink URIs (as given) replaced by its redacted form."""
+    """`text` with each of the sink URIs (as given) replaced by its redacted form, and each of
+    their secret values (raw and decoded) by ***: a client's error may quote either."""
     for uri in sinks:
         text = text.replace(uri, redact(uri))
+    for uri in sinks:
+        for value in secret_values(uri):
+            text = text.replace(value, "***")
     return text
 
 
 def parse(uri: str) -> SinkUri:
     """A checked sink; ValueError naming what is wrong (the message never holds a secret)."""
     shown = redact(uri)
+    _, userinfo, _ = _split_userinfo(uri)
+    if userinfo is not None and any(ch in userinfo for ch in "/?#@"):
+        raise ValueError(
+            f"{shown!r}: the user:password part holds a / ? # or @: special characters in a password "
+            "must be percent-encoded (/ as %2F, ? as %3F, # as %23, @ as %40)"
+        )
     parts = urllib.parse.urlsplit(uri)
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
@@ -74,8 +124,8 @@ def parse(uri: str) -> SinkUri:
     if parts.fragment:
         raise ValueError(f"{shown!r}: a sink URI takes no #fragment")
     query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
-    secrets = {k.lower(): v for k, v in query.items() if k.lower() in SECRET_PARAMS}
-    params = {k: v for k, v in query.items() if k.lower() not in SECRET_PARAMS}
+    secrets = {k.lower(): v for k, v in query.items() if is_secret_param(k)}
+    params = {k: v for k, v in query.items() if not is_secret_param(k)}
     try:
         user, password, host, port = parts.username, parts.password, parts.hostname, parts.port
     except ValueError:

@@ -9,24 +9,30 @@ resumed run writes the waves committed before the crash too, and a retry of the 
 is harmless (ml.rag's writers upsert by chunk id).
 """
 
+from collections.abc import Callable
+
 import apache_beam as beam
+from apache_beam.metrics import Metrics
 from apache_beam.ml.rag.ingestion.base import VectorDatabaseWriteTransform
 
 from docbeam.pipeline.core.stages import Stage
-from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.cost.metering import NAMESPACE, StageMeter
 from docbeam.pipeline.graph.vector_stores import to_chunk
 
 CHUNK_COLUMNS = ["doc_id", "chunk_index", "embedding", "text", "page_start", "page_end", "section"]
 
 
 class ToStoreChunks(beam.DoFn):
-    """A document's chunk rows and its metadata -> ml.rag Chunks (the sink stage's metered work)."""
+    """A document's chunk rows and its metadata -> ml.rag Chunks (the sink stage's metered work).
+    `fit` makes a Chunk fit the store's field limits (True when it cut something: counted)."""
 
-    def __init__(self, store_text: bool):
+    def __init__(self, store_text: bool, fit: Callable | None = None):
         self.store_text = store_text
+        self.fit = fit
 
     def setup(self):
         self.meter = StageMeter(Stage.SINK)
+        self.truncated = Metrics.counter(f"{NAMESPACE}.{Stage.SINK}", "truncated")
 
     def process(self, item):
         _, grouped = item
@@ -34,11 +40,22 @@ class ToStoreChunks(beam.DoFn):
         rows = list(grouped["chunks"])
         with self.meter.timed():
             chunks = [to_chunk(r, meta, self.store_text) for r in rows]
+            if self.fit is not None:
+                cut = sum(bool(self.fit(c)) for c in chunks)
+                if cut:
+                    self.truncated.inc(cut)
         self.meter.add(elements_in=len(rows), elements_out=len(chunks))
         yield from chunks
 
 
-def build(p: beam.Pipeline, chunk_files: list[str], document_files: list[str], write_config, store_text: bool):
+def build(
+    p: beam.Pipeline,
+    chunk_files: list[str],
+    document_files: list[str],
+    write_config,
+    store_text: bool,
+    fit: Callable | None = None,
+):
     def read(name: str, files: list[str], columns: list[str]):
         pc = p | f"{name}Files" >> beam.Create(files)
         if files:
@@ -52,6 +69,6 @@ def build(p: beam.Pipeline, chunk_files: list[str], document_files: list[str], w
     return (
         {"metadata": metadata, "chunks": chunks}
         | "ByDoc" >> beam.CoGroupByKey()
-        | "ToChunks" >> beam.ParDo(ToStoreChunks(store_text))
+        | "ToChunks" >> beam.ParDo(ToStoreChunks(store_text, fit))
         | "WriteStore" >> VectorDatabaseWriteTransform(write_config)
     )

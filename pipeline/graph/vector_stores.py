@@ -31,6 +31,12 @@ from docbeam.pipeline.core.sink_uri import SinkUri
 _ID_SPACE = uuid.UUID("6f1c3b1e-9d0a-4c1e-8a55-d0cbea4d0c5a")  # docbeam's uuid5 namespace for chunk ids
 FIELDS = ("doc_id", "chunk_index", "page_start", "page_end", "section", "metadata", "text")
 BATCH_DOCS = 256  # documents per id look-up (a filter of this many keys)
+# Milvus's limits (milvus.io docs, "String Field" and "JSON Field"): a VARCHAR holds at most
+# max_length BYTES of UTF-8 (Milvus Lite 3.2 counts characters, a server counts bytes: capping
+# bytes fits both), a JSON value at most 65,536 bytes. One [UNK] token can span a whole base64
+# blob, so a chunk's text can exceed them, and one such row fails the whole batch on every retry.
+MILVUS_VARCHAR_BYTES = 65535  # docbeam's schema: doc_id, section, text
+MILVUS_JSON_BYTES = 65536
 
 
 class StoreError(Exception):
@@ -82,6 +88,33 @@ class Hit:
         return dict(self.__dict__)
 
 
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """`text` cut to at most `max_bytes` of UTF-8, at a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", "ignore")
+
+
+def fit_milvus(chunk: Chunk) -> bool:
+    """Make a chunk fit docbeam's Milvus schema, in place: text, doc_id and section cut to
+    MILVUS_VARCHAR_BYTES, metadata over MILVUS_JSON_BYTES stored as null (doc_key, from the whole
+    doc_id, still finds the chunk). True when something was cut."""
+    m = chunk.metadata
+    cut = False
+    for name in ("text", "doc_id", "section"):
+        value = m.get(name)
+        if isinstance(value, str):
+            fitted = cut_utf8(value, MILVUS_VARCHAR_BYTES)
+            if fitted != value:
+                m[name], cut = fitted, True
+    if m.get("metadata") is not None and len(json.dumps(m["metadata"]).encode()) > MILVUS_JSON_BYTES:
+        m["metadata"], cut = None, True  # json.dumps escapes non-ASCII: an upper bound on the size
+    if cut and chunk.content.text is not None:
+        chunk.content.text = m.get("text")
+    return cut
+
+
 def _batches(items: list, size: int) -> Iterator[list]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -101,6 +134,8 @@ def _not_milvus_lite_noise(record: logging.LogRecord) -> bool:
 
 
 class MilvusStore:
+    fit = staticmethod(fit_milvus)  # applied to each Chunk before the write (graph.store_write)
+
     def __init__(self, sink: SinkUri):
         self.sink = sink
         self.collection = sink.collection
@@ -176,13 +211,13 @@ class MilvusStore:
             schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=36)
             schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=dim)
             schema.add_field("doc_key", DataType.VARCHAR, max_length=32)
-            schema.add_field("doc_id", DataType.VARCHAR, max_length=65535)
+            schema.add_field("doc_id", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES)
             schema.add_field("chunk_index", DataType.INT64)
             schema.add_field("page_start", DataType.INT32, nullable=True)
             schema.add_field("page_end", DataType.INT32, nullable=True)
-            schema.add_field("section", DataType.VARCHAR, max_length=65535, nullable=True)
+            schema.add_field("section", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES, nullable=True)
             schema.add_field("metadata", DataType.JSON, nullable=True)
-            schema.add_field("text", DataType.VARCHAR, max_length=65535, nullable=True)
+            schema.add_field("text", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES, nullable=True)
             index = c.prepare_index_params()
             # FLAT: exact inner product, so the store's top-k is the Parquet output's top-k.
             index.add_index("embedding", index_type="FLAT", metric_type="IP")
@@ -274,6 +309,8 @@ DENSE = "dense"  # the vector's name in the collection (ml.rag's QdrantWriteConf
 
 
 class QdrantStore:
+    fit = None  # a payload has no per-field limits
+
     def __init__(self, sink: SinkUri):
         self.sink = sink
         self.collection = sink.collection
@@ -286,7 +323,7 @@ class QdrantStore:
             "host": s.host,
             "port": s.port or 6333,
             "https": s.params.get("https") in ("1", "true"),
-            "api_key": s.secrets.get("api_key") or s.secrets.get("apikey"),
+            "api_key": s.secrets.get("api_key") or s.secrets.get("apikey") or s.secrets.get("api-key"),
             "timeout": int(float(s.params.get("timeout", 10))),
         }
 
@@ -443,6 +480,8 @@ class BigQueryStore:
     Java and Beam's expansion service on the launcher, which docbeam does not assume. Its
     configuration is built and checked here; a run with bigquery:// is refused at launch."""
 
+    fit = None
+
     def __init__(self, sink: SinkUri):
         self.sink = sink
 
@@ -474,6 +513,41 @@ def store_for(sink: SinkUri):
     if sink.scheme == "bigquery":
         return BigQueryStore(sink)
     raise StoreError(f"{sink.redacted}: {sink.scheme} sinks are not written yet")
+
+
+def client_errors() -> tuple[type[BaseException], ...]:
+    """What the store clients raise for a store that is unreachable or refuses a request."""
+    errors: list[type[BaseException]] = [OSError]  # ConnectionError, socket timeouts, a file it cannot open
+    try:
+        from pymilvus.exceptions import MilvusException
+
+        errors.append(MilvusException)
+    except ImportError:
+        pass
+    try:
+        from qdrant_client.http.exceptions import ApiException
+
+        errors.append(ApiException)
+    except ImportError:
+        pass
+    try:
+        import grpc
+
+        errors.append(grpc.RpcError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """A client's error that means the store did not answer (not that it refused the request)."""
+    if isinstance(exc, OSError):
+        return True
+    name = type(exc).__name__
+    text = str(exc)
+    return name in ("ConnectError", "MilvusUnavailableException", "ResponseHandlingException") or (
+        "Fail connecting to server" in text or "server unavailable" in text or "StatusCode.UNAVAILABLE" in text
+    )
 
 
 def query_store(uri: str, vector, top_k: int = 10) -> list[dict]:

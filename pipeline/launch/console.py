@@ -40,6 +40,7 @@ def sink_lines(sinks: list[dict]) -> list[str]:
     """One line per --sink store: what it holds after the run."""
     return [
         f"sink:      {s['uri']}: {s['written']:,} of {s['chunks']:,} chunks written, {s['deleted']:,} deleted"
+        + (f", {s['truncated']:,} cut to the store's field limits" if s.get("truncated") else "")
         + ("" if s["holds"] else f" - FAILED, the ids of the rest are in {s.get('error_file')}")
         for s in sinks
     ]

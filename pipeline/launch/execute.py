@@ -43,12 +43,17 @@ def execute(plan: JobPlan, options: PipelineOptions, handler=None) -> tuple[dict
 
 
 def execute_store_write(
-    chunk_files: list[str], document_files: list[str], write_config, store_text: bool, options: PipelineOptions
+    chunk_files: list[str],
+    document_files: list[str],
+    write_config,
+    store_text: bool,
+    options: PipelineOptions,
+    fit=None,
 ) -> tuple[dict, float]:
     """The --sink job for one store (graph.store_write); returns its stage metrics and wall seconds."""
     t0 = time.perf_counter()
     p = beam.Pipeline(runner=runners.resolve(options), options=options)
-    store_write.build(p, chunk_files, document_files, write_config, store_text)
+    store_write.build(p, chunk_files, document_files, write_config, store_text, fit)
     result = p.run()
     result.wait_until_finish()
     return stage_totals(result), time.perf_counter() - t0

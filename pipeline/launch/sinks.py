@@ -30,7 +30,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.flags import UsageError
-from docbeam.pipeline.core.sink_uri import SinkUri, parse, redact_text
+from docbeam.pipeline.core.sink_uri import SinkUri, parse, redact, redact_text
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.graph import vector_stores
 from docbeam.pipeline.graph.vector_stores import StoreError, chunk_id
@@ -56,12 +56,20 @@ def check(uris: list[str], dim: int) -> list[bool]:
         try:
             created.append(vector_stores.store_for(sink).ensure(dim))
         except StoreError as exc:
-            raise UsageError(f"--sink {sink.redacted}: {exc}") from None
+            raise UsageError(f"--sink {sink.redacted}: {redact_text(str(exc), [uri])}") from None
         except ImportError as exc:  # the store's client is an extra
             raise UsageError(f"--sink {sink.redacted}: needs {exc.name} (pip install 'docbeam[sinks]')") from None
         except Exception as exc:  # the store's client: unreachable, refused, a file it cannot open
-            raise UsageError(f"--sink {sink.redacted}: {redact_text(str(exc), [uri]).splitlines()[0]}") from None
+            raise UsageError(
+                f"--sink {sink.redacted}: {(redact_text(str(exc), [uri]).splitlines() or [type(exc).__name__])[0]}"
+            ) from None
     return created
+
+
+def _error_line(exc: BaseException, uri: str) -> str:
+    """The last line of a client's error, with the sink's URI and secrets redacted."""
+    lines = redact_text(f"{type(exc).__name__}: {exc}", [uri]).strip().splitlines()
+    return (lines[-1] if lines else type(exc).__name__)[:500]
 
 
 def error_file(output: str, sink: SinkUri) -> str:
@@ -69,16 +77,17 @@ def error_file(output: str, sink: SinkUri) -> str:
     return tables.join(output, tables.SINK_ERRORS, f"{sink.scheme}-{name}.jsonl")
 
 
-def _retrying(fn: Callable[[], T], retries: list[int]) -> T:
+def _retrying(fn: Callable[[], T], retries: list[int], uri: str) -> T:
     """`fn` under the run's retry policy (storage's: bounded exponential backoff with jitter);
-    each retry is appended to `retries` and logged. A StoreError (a collection of another shape)
-    is not retried."""
+    each retry is appended to `retries` and logged (redacted: a client's error may quote the
+    sink `uri` or its secrets). A StoreError (a collection of another shape) is not retried."""
     policy = storage.retry_policy()
 
     def note(state: tenacity.RetryCallState) -> None:
         retries.append(1)
         exc = state.outcome.exception() if state.outcome else None
-        log.warning("sink: attempt %d failed, retrying: %s", state.attempt_number, exc)
+        shown = _error_line(exc, uri) if exc else None
+        log.warning("sink %s: attempt %d failed, retrying: %s", redact(uri), state.attempt_number, shown)
 
     retryer = tenacity.Retrying(
         retry=tenacity.retry_if_not_exception_type(StoreError),
@@ -125,23 +134,27 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
     job_options = PipelineOptions(LOCAL_WRITER) if sink.local else options
     try:
         metrics, _ = _retrying(
-            lambda: execute_store_write(chunk_files, doc_files, store.write_config(dim), store_text, job_options),
+            lambda: execute_store_write(
+                chunk_files, doc_files, store.write_config(dim), store_text, job_options, store.fit
+            ),
             retries,
+            uri,
         )
     except Exception as exc:
-        error = redact_text(f"{type(exc).__name__}: {exc}", [uri]).strip().splitlines()[-1][:500]
+        error = _error_line(exc, uri)
         log.error("sink %s: the write failed after %d attempt(s): %s", sink.redacted, len(retries) + 1, error)
     metrics = dict(metrics.get(Stage.SINK, {}))
+    truncated = int(metrics.pop("truncated", 0))  # chunks cut to the store's field limits
     stored: dict[str, str] = {}
     deleted, reconciled = 0, False
     try:
-        stored = _retrying(lambda: store.ids_of(docs), retries)
+        stored = _retrying(lambda: store.ids_of(docs), retries, uri)
         stale = sorted(set(stored) - set(expected))
-        deleted = _retrying(lambda: store.delete(stale), retries) if stale else 0
+        deleted = _retrying(lambda: store.delete(stale), retries, uri) if stale else 0
         stored = {k: v for k, v in stored.items() if k in expected}
         reconciled = True
     except Exception as exc:  # the store may still hold chunks Parquet no longer has
-        error = error or redact_text(f"{type(exc).__name__}: {exc}", [uri]).strip().splitlines()[-1][:500]
+        error = error or _error_line(exc, uri)
         log.error("sink %s: reading back or deleting failed: %s", sink.redacted, error)
     missing = sorted(set(expected) - set(stored))
     wall = time.perf_counter() - t0
@@ -152,6 +165,7 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
         "written": len(expected) - len(missing),
         "deleted": deleted,
         "failed": len(missing),
+        "truncated": truncated,
         "retries": len(retries),
         "seconds": round(wall, 3),
         "holds": not missing and reconciled,

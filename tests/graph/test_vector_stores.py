@@ -33,8 +33,12 @@ def unit(rng, n):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def write_output(out, docs: dict[str, int], seed: int = 0, text: bool = True) -> list[dict]:
-    """An output folder holding `docs` (doc_id -> number of chunks); returns the chunk rows."""
+def write_output(
+    out, docs: dict[str, int], seed: int = 0, text: bool = True, texts: dict | None = None, meta: dict | None = None
+) -> list[dict]:
+    """An output folder holding `docs` (doc_id -> number of chunks); returns the chunk rows.
+    `texts` ((doc_id, chunk_index) -> text) and `meta` (doc_id -> metadata) override the defaults."""
+    texts, meta = texts or {}, meta or {}
     rng = np.random.default_rng(seed)
     chunk_rows, doc_rows = [], []
     for d, n in docs.items():
@@ -48,14 +52,15 @@ def write_output(out, docs: dict[str, int], seed: int = 0, text: bool = True) ->
                     "end_char": i * 10 + 10,
                     "n_tokens": 5,
                     "embedding": vecs[i],
-                    "text": f"{d} chunk {i} seed {seed}" if text else None,
+                    "text": texts.get((d, i), f"{d} chunk {i} seed {seed}") if text else None,
                     "page_start": i + 1 if d.endswith(".pdf") else None,
                     "page_end": i + 1 if d.endswith(".pdf") else None,
                     "section": "Intro" if i == 0 else None,
                     "cut_in_word": False,
                 }
             )
-        doc_rows.append({"doc_id": d, "metadata": json.dumps({"lang": "en", "n": n}), "embedding": vecs.mean(0)})
+        metadata = json.dumps(meta.get(d, {"lang": "en", "n": n}))
+        doc_rows.append({"doc_id": d, "metadata": metadata, "embedding": vecs.mean(0)})
     for table, rows, schema in (
         (tables.CHUNKS, chunk_rows, tables.chunks_schema(DIM)),
         (tables.DOCUMENTS, doc_rows, tables.documents_schema(DIM)),
@@ -272,3 +277,92 @@ def test_the_runs_beam_jobs_get_no_sink_uri_in_their_options():
     shown = launch.job_options.get_all_options(drop_default=True)
     assert "sink" not in shown and shown["direct_num_workers"] == 2 and shown["output"] == "o"
     assert "hunter2" not in json.dumps(shown, default=str)
+
+
+def test_a_retried_client_error_is_logged_without_the_uri_or_its_secrets(short_retries, caplog):
+    uri = "milvus://root:hunter2@db.example:19530/coll?token=s3cr%2Ft"
+    attempts = []
+
+    def fail():
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError(f"cannot connect to {uri}: bad password hunter2, token s3cr/t")
+        return "ok"
+
+    with caplog.at_level("WARNING", logger="docbeam"):
+        assert sinks._retrying(fail, [], uri) == "ok"
+    logged = caplog.text
+    assert "attempt 1 failed" in logged and "milvus://root:***@db.example:19530/coll" in logged
+    for secret in ("hunter2", "s3cr%2Ft", "s3cr/t"):
+        assert secret not in logged
+
+
+def test_redact_text_replaces_the_secret_values_too():
+    from docbeam.pipeline.core.sink_uri import redact_text
+
+    uri = "milvus://root:hun%40ter2@host:19530/c?api-key=k%2By&db=x"
+    text = redact_text(f"bad password hun@ter2 for {uri}; key k+y (raw k%2By)", [uri])
+    assert "hun@ter2" not in text and "hun%40ter2" not in text and "k+y" not in text and "k%2By" not in text
+    assert "milvus://root:***@host:19530/c?api-key=***&db=x" in text
+
+
+@pytest.mark.parametrize("password", ["xq/zz", "xq?zz", "xq#zz", "xq@zz"])
+def test_an_unencoded_special_character_in_a_password_never_shows_it(password):
+    from docbeam.pipeline.core.sink_uri import redact, redact_args
+
+    uri = f"milvus://root:{password}@db.example:19530/coll"
+    with pytest.raises(ValueError, match="must be percent-encoded") as err:
+        parse(uri)
+    for shown in (str(err.value), redact(uri), *redact_args(["--sink", uri, f"--sink={uri}"])):
+        assert "xq" not in shown and "zz" not in shown, shown
+    assert redact(uri) == "milvus://***@db.example:19530/coll"
+
+
+@pytest.mark.parametrize("name", ["api-key", "access_token", "X-Auth", "clientSecret", "passwd"])
+def test_any_key_token_secret_pass_or_auth_parameter_is_a_secret(name):
+    sink = parse(f"qdrant://host:6333/coll?{name}=SECRETVALUE&https=1")
+    assert "SECRETVALUE" not in sink.redacted and sink.params == {"https": "1"}
+    assert sink.secrets == {name.lower(): "SECRETVALUE"}
+
+
+def test_text_and_metadata_over_milvus_limits_are_cut_not_failing_the_sink(tmp_path, short_retries):
+    """One [UNK] token can span a base64 blob: a 70,000-character chunk; a Milvus server counts
+    VARCHAR max_length in bytes, so 40,000 two-byte characters (80,000 bytes) must be cut too;
+    metadata over 64 KiB of JSON is stored as null."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    long_text, wide_text = "QUJD" * 17_500, "é" * 40_000
+    out = tmp_path / "out"
+    rows = write_output(
+        out,
+        {"blob": 2, "fr": 1, "big": 1},
+        texts={("blob", 1): long_text, ("fr", 0): wide_text},
+        meta={"big": {"x": "y" * 70_000}},
+    )
+    uri = f"milvus://{tmp_path}/store.db"
+    sinks.check([uri], DIM)
+    (record,), _ = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
+    assert record["holds"] and record["written"] == 4 and record["truncated"] == 3
+    from docbeam.pipeline.launch.console import sink_lines
+
+    assert "3 cut to the store's field limits" in sink_lines([record])[0]
+    held = store_for(parse(uri)).dump()
+    blob, fr = held[chunk_id("blob", 1)]["text"], held[chunk_id("fr", 0)]["text"]
+    assert len(blob) == 65_535 and long_text.startswith(blob)
+    assert len(fr.encode()) <= 65_535 and len(fr) == 32_767 and wide_text.startswith(fr)
+    assert held[chunk_id("big", 0)]["metadata"] is None
+    assert held[chunk_id("blob", 0)]["metadata"] == {"lang": "en", "n": 2}
+    assert held[chunk_id("blob", 0)]["text"] == rows[0]["text"]
+
+
+@pytest.mark.parametrize("scheme", ["milvus", "qdrant"])
+def test_searching_an_unreachable_server_store_is_one_line_without_secrets(scheme):
+    from docbeam.pipeline.cli import _store_hits
+    from docbeam.pipeline.core.flags import UsageError
+
+    uri = f"{scheme}://root:hunter2@127.0.0.1:1/coll?timeout=1&api_key=s3cr3t"  # port 1: nothing listens
+    with pytest.raises(UsageError) as err:
+        _store_hits(uri, np.zeros(DIM, np.float32), 3)
+    said = str(err.value)
+    assert said.startswith(f"--sink: cannot reach {scheme}://root:***@127.0.0.1:1/coll") and "\n" not in said
+    assert "hunter2" not in said and "s3cr3t" not in said

@@ -159,3 +159,7 @@ def test_docbeam_search_sink_lists_what_searching_the_parquet_lists(runs, store,
     np.testing.assert_allclose([h["score"] for h in sink["hits"]], [h["score"] for h in parquet["hits"]], atol=1e-5)
     assert cli.main(["search", str(root / "second"), "q", "--sink", f"milvus://{root}/absent.db"]) == 2
     assert "no store at" in capsys.readouterr().err
+    unreachable = "milvus://127.0.0.1:1/coll?timeout=1"  # a server store nobody serves
+    assert cli.main(["search", str(root / "second"), "q", "--sink", unreachable]) == 2
+    err = capsys.readouterr().err
+    assert "--sink: cannot reach milvus://127.0.0.1:1/coll" in err and "Traceback" not in err
