@@ -150,7 +150,8 @@ def test_leader_detection_is_linear_on_long_digit_runs():
 
 def test_a_hard_hyphen_stays_unless_the_document_writes_the_word_whole():
     text = "Use the command-\nline tool, a built-\nin feature of the state-\nof-the-art system."
-    assert clean_pages([text]).pages == ["Use the command-line tool, a built-in feature of the state-of-the-art system."]
+    whole = "Use the command-line tool, a built-in feature of the state-of-the-art system."
+    assert clean_pages([text]).pages == [whole]
     # the joined word written elsewhere: one word; the right-hand part going on with '-': never joined
     assert clean_pages(["the harbour bud-\nget, a budget"]).pages == ["the harbour budget, a budget"]
     assert join_hyphens("state-\nof-art", seen={"stateof"}) == "state-of-art"
