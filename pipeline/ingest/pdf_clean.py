@@ -23,9 +23,13 @@ _SOFT = re.compile(r"\u00ad(?:[ \t]*\n[ \t]*(?=\w))?")
 _HARD = re.compile(r"(?<![^\W\d_])([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)")
 _COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
 _WORD = re.compile(r"\w+")
-_PAGE_REF = re.compile(r"(?:\d+|[ivxlcdm]+)$", re.IGNORECASE)  # what a leader leads to
+# What a leader leads to. Anchored by lookbehinds to a run's start, so a long run of digits is
+# tried once, not once per digit (unanchored, '....' + 40,000 digits + 'x' took 10 s).
+_PAGE_REF = re.compile(r"(?:(?<!\d)\d+|(?<![ivxlcdm])[ivxlcdm]+)\Z", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
 _PAGE_ONLY = re.compile(r"(?:page|p\.|of|#|[^\w#])*", re.IGNORECASE)  # "#", "- # -", "Page # of #"
+_ROMAN = re.compile(r"M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})", re.IGNORECASE)
+_EDGE_NUMBER = re.compile(r"\A\d+|\d+\Z")  # where a page number stands in a line
 
 
 @dataclass(frozen=True)
@@ -97,11 +101,11 @@ def join_hyphens(text: str, seen: Collection[str] = frozenset()) -> str:
     hyphen, which may also be a compound's own hyphen. It goes where the document writes the
     joined word elsewhere ('SE\ufffeQUENCE' where 'SEQUENCE' stands) or between lowercase
     letters, unless the document writes the compound with its hyphen ('well-known'); else it
-    is a '-' ('Self-Employed', 'ISO-8859'). A hard '-' ending a line, which PDFium left
-    unmarked, joins only between a lowercase letter and a lowercase letter first on the next
-    line, the compound unseen: anything else there (an option '--help', a range '1-\n5', a
-    name) keeps its line break, since a wrong join glues two words where a kept break costs
-    a reader nothing."""
+    is a '-' ('Self-Employed', 'ISO-8859'). A hard '-' ending a line between letters, which
+    PDFium left unmarked, is mostly a compound's ('command-\nline', 'state-\nof-the-art'): it
+    joins without the hyphen only where the document writes the joined word elsewhere and the
+    right-hand word does not go on with '-'; else the hyphen stays and the line break goes.
+    Anything else there (an option '--help', a range '1-\n5') keeps its line break."""
 
     def lower_break(left: str, right: str) -> bool:
         return left[-1:].islower() and right[:1].islower() and f"{left}-{right}".lower() not in seen
@@ -116,7 +120,9 @@ def join_hyphens(text: str, seen: Collection[str] = frozenset()) -> str:
 
     def hard(m: re.Match) -> str:
         left, right = m.groups()
-        return left + right if lower_break(left, right) else m.group()
+        if (left + right).lower() in seen and not text.startswith("-", m.end()):
+            return left + right
+        return f"{left}-{right}"
 
     # each pattern runs only on a text holding what it looks for (`in` costs next to nothing)
     if "\u00ad" in text:
@@ -132,37 +138,62 @@ def _marks(pattern: re.Pattern, needle: str, text: str) -> list[re.Match]:
 
 def running_lines(pages: list[list[str]]) -> set[tuple[int, int]]:
     """(page index, line index) of the running headers and footers: short lines at a page's
-    top or bottom that repeat on most pages, digits aside ('Page 3 of 9', a title), or that
-    carry the page's own number, counting on from page to page on most pages ('14',
-    'Chapter 4: Function reference 12' above a manual's pages)."""
+    top or bottom that repeat with the same text on most pages (a title), or that read like a
+    page number ('14', 'Page 3 of 9', '- 3 -', 'iv') on most pages, or that carry the page's
+    own number at their start or end, counting on from page to page on most pages ('Chapter 4:
+    Function reference 12' above a manual's pages). A page keeps its lines where they would
+    all go (its content, not its frame), and pages all alike are content (a duplicated page)."""
+    if len({" ".join(" ".join(page).split()) for page in pages}) == 1:
+        return set()
     edges = [_edge_lines(page) for page in pages]
     most = max(3, math.ceil(len(pages) / 2))
     on_pages: dict[str, set[int]] = defaultdict(set)
     for i, edge in enumerate(edges):
-        for _, shape in edge:
-            on_pages[shape].add(i)
-    repeated = {shape for shape, where in on_pages.items() if len(where) >= most}
-    found = {(i, j) for i, edge in enumerate(edges) for j, shape in edge if shape in repeated}
+        for _, text, shape in edge:
+            on_pages[text].add(i)
+            if shape != text:
+                on_pages[shape].add(i)
+    found = set()
+    for i, edge in enumerate(edges):
+        for j, text, shape in edge:
+            if len(on_pages[text]) >= most or (_page_number_like(shape) and len(on_pages[shape]) >= most):
+                found.add((i, j))
     # Page numbers: the same shape on two pages at least, or nothing but the number (so a
-    # chapter title 'Chapter 3: Fisheries' on page 3 is no page number), whose number is the
-    # page's index plus an offset (the front matter's pages) shared by most pages.
+    # chapter title 'Chapter 3: Fisheries' on page 3 is no page number), whose number, first
+    # or last in the line, is the page's index plus an offset (the front matter's pages)
+    # shared by most pages.
     numbered: dict[int, set[tuple[int, int]]] = defaultdict(set)
     for i, edge in enumerate(edges):
-        for j, shape in edge:
+        for j, text, shape in edge:
             if "#" in shape and (len(on_pages[shape]) >= 2 or _PAGE_ONLY.fullmatch(shape)):
-                for n in _DIGITS.findall(pages[i][j]):
+                for n in _EDGE_NUMBER.findall(text):
                     numbered[int(n) - i].add((i, j))
     if numbered:
         lines = max(numbered.values(), key=lambda at: len({i for i, _ in at}))
         if len({i for i, _ in lines}) >= most:
             found |= lines
+    # never a page's only lines: a line is running where the page keeps a body besides it
+    for i, page in enumerate(pages):
+        filled = {j for j, line in enumerate(page) if line.strip()}
+        if filled and filled <= {j for k, j in found if k == i}:
+            found -= {(i, j) for j in filled}
     return found
 
 
-def _edge_lines(page: list[str]) -> list[tuple[int, str]]:
-    """(index, shape) of the first and last EDGE non-blank short lines; the shape is the line
-    with its whitespace collapsed and every run of digits read as '#'."""
+def _page_number_like(shape: str) -> bool:
+    return bool(_PAGE_ONLY.fullmatch(shape)) and "#" in shape
+
+
+def _edge_lines(page: list[str]) -> list[tuple[int, str, str]]:
+    """(index, text, shape) of the first and last EDGE non-blank short lines: the text with
+    its whitespace collapsed; the shape with every run of digits, or a roman numeral standing
+    alone, read as '#' (the only place digits do not count)."""
     filled = [j for j, line in enumerate(page) if line.strip()]
     at = sorted(set(filled[:EDGE] + filled[-EDGE:]))
-    shapes = [(j, _DIGITS.sub("#", " ".join(page[j].split()))) for j in at]
-    return [(j, s) for j, s in shapes if len(s) <= MAX_RUNNING]
+    out = []
+    for j in at:
+        text = " ".join(page[j].split())
+        if len(text) <= MAX_RUNNING:
+            shape = "#" if _ROMAN.fullmatch(text.strip("-. ")) and text.strip("-. ") else _DIGITS.sub("#", text)
+            out.append((j, text, shape))
+    return out

@@ -347,3 +347,21 @@ def test_content_wins_over_the_extension(parse):
     ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)
     rej = one(parse("/in/locked.docx", ole), Rejection)
     assert rej.error == "format_mismatch" and "password-protected" in rej.message
+
+
+def test_pdf_cleaning_never_loses_a_document(parse):
+    # a report printed as 4 identical pages was rejected 'nothing but layout lines' before
+    def deck(pages: list[list[str]]) -> bytes:
+        pdf = files._pdf()
+        for lines in pages:
+            pdf.add_page()
+            for line in lines:
+                pdf.multi_cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+        return bytes(pdf.output())
+
+    page = ["Quarterly report", "Revenue grew by ten percent this quarter.", "Costs were flat."]
+    doc = one(parse("/in/same.pdf", deck([page] * 4)))
+    assert squash(doc.text) == squash(" ".join(page * 4))
+    slides = [[f"Step {n}", f"Press the button number {n} to continue."] for n in range(1, 6)]
+    doc = one(parse("/in/slides.pdf", deck(slides)))
+    assert all(slide[1] in doc.text for slide in slides)

@@ -14,7 +14,7 @@ from docbeam.pipeline.core.records import Provenance, reject
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.layout import join_blocks
 from docbeam.pipeline.ingest.parse_config import ParseConfig
-from docbeam.pipeline.ingest.pdf_clean import clean_pages
+from docbeam.pipeline.ingest.pdf_clean import CleanPages, clean_pages
 from docbeam.pipeline.ingest.reading import read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
@@ -37,10 +37,11 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
         return
     clean = clean_pages(pages, keep=outline)
     text, starts = join_blocks(clean.pages)
+    if not text:  # cleaning never loses a document: what it would empty, it leaves as it was
+        clean = CleanPages(pages, running=0, leaders=0)
+        text, starts = join_blocks(pages)
     if not text:
         problem = f"no text layer on any of its {len(pages)} page(s) (scanned? docbeam does no OCR)"
-        if any(page.strip() for page in pages):
-            problem = f"nothing but layout lines (headers, footers, dot leaders) on its {len(pages)} page(s)"
         yield reject(STAGE, "pdf_no_text", path, problem, row=0, doc_id=path)
         return
     sections = []
