@@ -454,5 +454,22 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.OK
 
 
+# Commands that end by leaving the process at once: after `search` printed its answer, a native
+# thread pool (seen in a fresh install, ~4 runs in 10) could abort the interpreter's shutdown
+# with "terminate called without an active exception" (exit 134), turning a good answer into a
+# failure for scripts. They hold nothing to clean up once their output is flushed.
+EXIT_AT_ONCE = ("search", "index")
+
+
+def script() -> None:
+    """The `docbeam` console command: `main`, and its exit status."""
+    status = main()
+    if sys.argv[1:2] and sys.argv[1] in EXIT_AT_ONCE:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    script()

@@ -162,3 +162,22 @@ def test_embeddings_stream_in_blocks_never_the_whole_table(tmp_path):
 
 def _schema(dim: int) -> pa.Schema:
     return pa.schema([("embedding", pa.list_(pa.float32(), dim))])
+
+
+def test_the_console_command_exits_at_once_with_its_answer_flushed(sample_run):
+    """`docbeam search` leaves through `cli.script`, which ends the process right after the
+    answer (a native pool's shutdown aborted ~4 runs in 10 in a fresh install): the whole JSON
+    answer still arrives and the status is 0."""
+    import subprocess
+    import sys
+    import tomllib
+
+    from tests.helpers import REPO
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["docbeam"] == "docbeam.pipeline.cli:script"
+    code = "import sys; from docbeam.pipeline.cli import script; sys.argv[0] = 'docbeam'; script()"
+    argv = ["search", str(sample_run[0]), QUERIES[1], "--top-k", "2", "--json"]
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hits"][0]["doc_id"] == "recipe"
