@@ -50,10 +50,14 @@ def for_folder(path: str) -> InputGlob:
 
 def in_a_run(path: str, root: str) -> bool:
     """Whether `path`, found under the folder input `root`, lies in a docbeam run's output (a
-    folder holding the run marker or a manifest): a run written beside its corpus is not more
-    corpus (its Parquet and report would come back as documents)."""
+    folder holding the run marker or a manifest): a run written beside its corpus, or into the
+    input folder itself, is not more corpus (its Parquet and report would come back as documents)."""
     folder = posixpath.dirname(path)
     top = root.rstrip("/")
+    # A run written into the input folder itself: its own folders and files, not the corpus beside them.
+    first = path[len(top) + 1 :].split("/", 1)[0] if path.startswith(top + "/") else ""
+    if first in (*tables.RUN_FOLDERS, *tables.RUN_FILES) and _holds_a_run(top):
+        return True
     while len(folder) > len(top) and folder.startswith(top + "/"):
         if _holds_a_run(folder):
             return True

@@ -149,3 +149,22 @@ def test_a_run_written_inside_a_folder_input_is_not_read_as_documents(tmp_path, 
     second = run_job(corpus, corpus / "out2", *waves)
     assert first.manifest["counts"]["read"] == second.manifest["counts"]["read"] == 2
     assert sorted(table(corpus / "out2", "documents")["doc_id"].to_pylist()) == ["note0.txt", "note1.txt"]
+
+
+def test_a_run_written_into_the_input_folder_itself_is_not_corpus(tmp_path):
+    """A new user ran `--input corpus/ --output corpus`: the next run over corpus/ read that
+    run's Parquet, report and manifest as 27 more documents. The files beside it stay corpus."""
+    from docbeam.pipeline.core import tables
+    from docbeam.pipeline.ingest import sources
+
+    sources._holds_a_run.cache_clear()
+    for name in ("notes.txt", "documents/part-0.parquet", "_cost/report.md", "reports/q1.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    root = str(tmp_path)
+    mine = [f"{root}/documents/part-0.parquet", f"{root}/_cost/report.md"]
+    assert not any(sources.in_a_run(p, root) for p in mine)  # no run here yet: all of it is corpus
+    (tmp_path / tables.RUN_MARKER).write_text('{"run_id": "r"}')
+    sources._holds_a_run.cache_clear()
+    assert all(sources.in_a_run(p, root) for p in [*mine, f"{root}/{tables.RUN_MARKER}"])
+    assert not sources.in_a_run(f"{root}/notes.txt", root) and not sources.in_a_run(f"{root}/reports/q1.md", root)
