@@ -4,7 +4,8 @@ A keyphrase is a span of the document: `text[start_char:end_char]` is its value,
 Candidates are KeyBERT's words (CountVectorizer's `\\w\\w+`, compared lower-cased) taken in
 runs: a run is words that follow each other on one line with nothing between them but spaces
 or one joining character inside a compound (`open-source`, `sys.argv`, `TCP/IP`, `IDLE’s
-Shell`). A stop word, any other punctuation, a line break or a sentence boundary ends a run;
+Shell`). A stop word, a number (`00 EUR`, `März 2025`), any other punctuation, a line break
+or a sentence boundary ends a run;
 n-grams are formed inside runs only. So "modifying the License" gives `modifying` and
 `License`, never `modifying License`; "default.\\nA Tk" gives no `default Tk`. Line breaks
 end runs because the text cannot say which ones only wrap a line and which end a heading or
@@ -95,7 +96,9 @@ def runs(text: str, start: int, end: int, stop: frozenset[str], language: str) -
     """The runs of non-stop words in text[start:end] (see the module's docstring)."""
     run: list[re.Match] = []
     for m in word_pattern(language).finditer(text, start, end):
-        if fold(m.group(), language) in stop:
+        # A number ends a run as a stop word does: `00 EUR` (from "101,00 EUR"), `49 341` (a phone
+        # number) or `März 2025` are pieces of amounts, phones and dates, not what a text is about.
+        if fold(m.group(), language) in stop or not any(c.isalpha() for c in m.group()):
             if run:
                 yield run
             run = []
@@ -149,7 +152,7 @@ class Keyphrases(Extractor):
     name = "keyphrases"
     row_kind = "keyphrase"
     data_packages = ("stopwordsiso",)
-    version = 2  # spans of the document (a stop word ends a candidate); the document's stop words
+    version = 2  # spans of the document (a stop word or a number ends a candidate); the document's stop words
 
     def __init__(
         self,

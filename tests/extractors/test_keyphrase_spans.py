@@ -180,3 +180,12 @@ def test_stop_word_languages_are_those_listed_for_the_flag():
     assert stop_words("en") is ENGLISH_STOP_WORDS  # KeyBERT's list, for parity
     assert languages.PARTS["stop words"] == stopwordsiso.langs() | {"en"} | UNSEGMENTED
     assert {"tr", "de", "fr", "es"} <= languages.PARTS["stop words"]
+
+
+def test_numbers_end_candidates_like_stop_words():
+    """A new user's German invoice gave `00 EUR` (from "101,00 EUR"), `49 341` (the phone) and
+    `März 2025`: pieces of amounts, phone numbers and dates."""
+    text = "Rechnung vom 3. März 2025: Sofa Lindholm für 101,00 EUR. Telefon 0341 49 341."
+    found = {c.value for c in candidates(text, (1, 2), "de").values()}
+    assert not any(any(ch.isdigit() for ch in v) for v in found), found
+    assert {"Rechnung", "Sofa Lindholm", "EUR", "Telefon"} <= found
