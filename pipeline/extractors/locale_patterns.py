@@ -34,7 +34,7 @@ TURKISH_LIRA_ABBREVIATION = {"tr": ("TL",)}
 # alternative that matches at a position, so the full date wins over its parts).
 FULL = ("yMMMMd", "yMMMd")
 PARTIAL = ("MMMMd", "yMMMM")
-SP = r"[^\S\r\n]"  # horizontal space: never a line break
+SP = r"[ \u00a0\u2007\u202f]"  # spaces (CLDR writes no-break ones): never a line break or a tab
 FIELD = re.compile(r"'(?:[^']|'')*'|([a-zA-Z])\1*|.", re.S)
 
 

@@ -294,3 +294,13 @@ def test_every_language_with_rules_is_tested_and_listed_for_the_flag():
 
     assert {s[0] for s in SENTENCES} == set(LANGUAGES)
     assert PARTS["date and money patterns"] == LANGUAGES | {"en"}
+
+
+def test_a_tab_separates_columns_not_the_parts_of_a_date():
+    """A new user's `ls` man page footer gave `1\t\tSeptember 2022` (from "coreutils 9.1")."""
+    found = [(k, v) for k, v, *_ in find_entities("GNU coreutils 9.1\t\tSeptember 2022\t\tLS(1)")]
+    assert found == [("date", "September 2022")]
+    assert [v for _, v, *_ in find_entities("Am 14.\u00a0März 2024 um 15\u00a0€.", "de")] == [
+        "14.\u00a0März 2024",
+        "15\u00a0€",
+    ]
