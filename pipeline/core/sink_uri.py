@@ -119,8 +119,13 @@ def parse(uri: str) -> SinkUri:
         )
     parts = urllib.parse.urlsplit(uri)
     scheme = parts.scheme.lower()
-    if scheme not in SCHEMES:
-        raise ValueError(f"{shown!r}: the scheme must be one of {', '.join(s + '://' for s in SCHEMES)}")
+    if scheme not in SCHEMES or "://" not in uri:  # `qdrant:tmp/q` would be a folder in the working directory
+        if "://" not in uri:  # redact() assumes scheme://; show it as typed unless it may hold a password
+            shown = "***" if "@" in uri else uri
+        raise ValueError(
+            f"{shown!r}: a sink URI is one of {', '.join(s + '://' for s in SCHEMES)} "
+            f"(a local store: milvus:///absolute/path.db or qdrant:///absolute/folder)"
+        )
     if parts.fragment:
         raise ValueError(f"{shown!r}: a sink URI takes no #fragment")
     query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
@@ -148,7 +153,8 @@ def parse(uri: str) -> SinkUri:
         return SinkUri(scheme, shown, path=path)
     collection = parts.path.strip("/") or DEFAULT_COLLECTION
     if not _NAME.fullmatch(collection):
-        raise ValueError(f"{shown!r}: collection {collection!r} is no valid name (letters, digits, _)")
+        local = f" (a local file is {scheme}:///{host}{parts.path}: three slashes)" if "." in collection else ""
+        raise ValueError(f"{shown!r}: collection {collection!r} is no valid name (letters, digits, _){local}")
     return SinkUri(
         scheme, shown, host=host, port=port, collection=collection, user=user, params=params, secrets=secrets
     )

@@ -108,7 +108,11 @@ def test_the_store_answers_as_exact_search_over_the_parquet(runs, store):
 @pytest.mark.parametrize(
     "uri, says",
     [
-        ("mlivus:///tmp/x.db", "the scheme must be one of"),
+        ("mlivus:///tmp/x.db", "a sink URI is one of milvus://"),
+        ("/tmp/x.db", "'/tmp/x.db': a sink URI is one of"),
+        ("qdrant:tmp/q", "(a local store: milvus:///absolute/path.db or qdrant:///absolute/folder)"),
+        ("milvus:/tmp/x.db", "a sink URI is one of"),
+        ("milvus://tmp/x.db", "(a local file is milvus:///tmp/x.db: three slashes)"),
         ("milvus:///tmp/x.sqlite", "needs a file name ending in .db"),
         ("bigquery://only.two", "expected bigquery://PROJECT.DATASET.TABLE"),
         ("milvus://bob:hunter2@localhost:99999/c", "the port is not a number"),
