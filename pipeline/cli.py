@@ -313,6 +313,11 @@ def cmd_index(argv: list[str]) -> int:
         f"index of {record['rows']:,} chunks (faiss IVF-Flat, {record['lists']} lists, {record['nprobe']} probed "
         f"per query) -> {index_files.paths(ns.run)[0]} in {record['build_seconds']:.1f}s"
     )
+    from docbeam.pipeline.search.hits import INDEX_FROM_ROWS
+
+    if record["rows"] < INDEX_FROM_ROWS:
+        # said, so a small run's user does not wonder why search reports `exact`
+        print(f"note: `docbeam search` uses it from {INDEX_FROM_ROWS:,} chunks on; below that, exact search is as fast")
     return ExitStatus.OK
 
 

@@ -145,10 +145,14 @@ def _not_ml_rag_type_hint_noise(record: logging.LogRecord) -> bool:
 def _not_an_interrupt(record: logging.LogRecord) -> bool:
     # Beam logs the KeyboardInterrupt that Ctrl-C raises inside a DoFn (with its stack) before
     # re-raising it; the run then ends with the one "interrupted" line, which says it all.
+    # A chain can loop back on itself (a client's error that is its own context's context):
+    # each exception is looked at once, or the filter spins forever inside Beam's error log.
     exc = record.exc_info[1] if record.exc_info else None
-    while exc is not None:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
             return False
+        seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return True
 

@@ -75,7 +75,8 @@ def test_index_is_used_past_the_threshold_and_gives_the_exact_hits(run_copy, cap
             "searching exactly"
         )
     assert cli.main(["index", str(run_copy)]) == 0
-    assert "index of 232 chunks (faiss IVF-Flat, 61 lists" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "index of 232 chunks (faiss IVF-Flat, 61 lists" in said and "uses it from 50,000 chunks on" in said
     assert all(owned(f"_index/{name}") for name in ("chunks.faiss", "index.json")) and not owned("_index/x")
     # 232 chunks: far below the threshold, so exact, index or not.
     data, _ = search_json(capsys, str(run_copy), QUERY, "--top-k", "5")
