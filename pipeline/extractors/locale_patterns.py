@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
+from docbeam.pipeline.extractors.stopwords import fold
+
 # The codes whose patterns are built here and tested on real sentences (tests/extractors/
 # test_patterns.py); English has its own hand-tuned patterns in patterns.py.
 LANGUAGES = frozenset({"de", "es", "fr", "ja", "tr"})
@@ -34,7 +36,11 @@ TURKISH_LIRA_ABBREVIATION = {"tr": ("TL",)}
 # alternative that matches at a position, so the full date wins over its parts).
 FULL = ("yMMMMd", "yMMMd")
 PARTIAL = ("MMMMd", "yMMMM")
-SP = r"[ \u00a0\u2007\u202f]"  # spaces (CLDR writes no-break ones): never a line break or a tab
+# An entity never spans a line break (`Mon, 14 Aug` + newline + `2006` in a man page is two
+# lines, not one date), nor a tab (a man page's footer `coreutils 9.1<tab><tab>September 2022`
+# is columns, not `1 September 2022`): the spaces inside one are spaces, no-break ones included
+# (CLDR writes those). patterns.py uses the same.
+SP = r"[ \u00a0\u2007\u202f]"
 FIELD = re.compile(r"'(?:[^']|'')*'|([a-zA-Z])\1*|.", re.S)
 
 
@@ -49,9 +55,7 @@ class LocaleRules:
 
 
 def _fold(name: str, language: str) -> str:
-    if language in ("tr", "az"):  # dotted and dotless i: KASIM is kasım, NİSAN is nisan
-        name = name.replace("I", "ı").replace("İ", "i")
-    return name.rstrip(".").lower()
+    return fold(name, language).rstrip(".")  # Turkish-aware: KASIM is kasım, NİSAN is nisan
 
 
 def _alternation(words: set[str]) -> str:

@@ -111,10 +111,7 @@ MONTH = (
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
 MONTH_ABBR = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-# An entity never spans a line break (`Mon, 14 Aug` + newline + `2006` in a man page is two
-# lines, not one date), nor a tab (a man page's footer `coreutils 9.1<tab><tab>September 2022`
-# is columns, not `1 September 2022`): the spaces inside one are spaces, no-break ones included.
-SP = r"[ \u00a0\u2007\u202f]"
+SP = locale_patterns.SP  # spaces inside one entity: no line break, no tab (see there)
 DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
 DAYS = rf"{DAY}(?:{SP}?[-–]{SP}?{DAY})?"  # 9-11 October
 YEAR = r"(?:1\d|2[01])\d{2}(?!\d)"
