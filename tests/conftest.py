@@ -10,6 +10,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")  # CI has no accelerator; never pr
 # Subprocesses started from the repository root must not find its folders as top-level packages:
 # docbeam is imported as docbeam.*, and a bare `pipeline.x` that works only from the root is a bug.
 os.environ.setdefault("PYTHONSAFEPATH", "1")
+# --dtype auto goes by the CPU's bfloat16 instructions: pinned to an AVX2 CPU, so runs are float32
+# and their parity checks hold on whatever machine runs the suite.
+os.environ["DOCBEAM_CPU_FLAGS"] = "avx avx2 fma"
 # Compiled encoders shared by every test process of a session (and the next session here),
 # not written to the user's own ~/.cache.
 os.environ.setdefault("DOCBEAM_COMPILE_CACHE", os.path.join(tempfile.gettempdir(), "docbeam-test-xla"))

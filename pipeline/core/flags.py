@@ -242,8 +242,9 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "dtype",
         default="auto",
         choices=["auto", *DTYPES],
-        help="encoder compute dtype; auto: bfloat16 on TPU and GPU workers, float32 on a CPU (the manifest "
-        "records which and why); bfloat16 dense layers accumulate in float32",
+        help="encoder compute dtype; auto: bfloat16 on TPU and GPU workers and on a CPU with AVX-512 BF16 or "
+        "AMX, float32 on other CPUs (the manifest records which and why); bfloat16 dense layers accumulate "
+        "in float32",
     )
     _flag(
         parser,

@@ -20,7 +20,7 @@ from docbeam.model.checkpoint import Checkpoint, describe_checkpoint, sha256_of
 from docbeam.model.config import CheckpointError
 from docbeam.model.token_classification import load_classifier, read_labels
 from docbeam.pipeline import extractors
-from docbeam.pipeline.core import fingerprint, languages, tables
+from docbeam.pipeline.core import cpu_features, fingerprint, languages, tables
 from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
@@ -210,16 +210,30 @@ def pack_spec(batch_rows: int | None, seq_len: int, platform: str, chips: int) -
     return PackSpec(rows=batch_rows or rows, seq_len=seq_len)
 
 
-def resolve_dtype(requested: str, platform: str) -> tuple[str, str]:
-    """`--dtype auto`: bfloat16 where the chips are built for it, float32 on a CPU."""
+def resolve_dtype(requested: str, platform: str, cpu_flags: frozenset[str] | None = None) -> tuple[str, str]:
+    """`--dtype auto`: bfloat16 where the chips are built for it; on a CPU, bfloat16 (float32
+    accumulation) where it has bfloat16 matrix instructions (`cpu_flags`: this machine's; None
+    for CPU workers elsewhere, whose CPU is not known at launch), float32 otherwise."""
     if requested != "auto":
         return requested, f"{requested}: requested"
     if platform in ("tpu", "gpu"):
         return "bfloat16", f"bfloat16: {platform.upper()}, whose matrix units run 16-bit at full rate"
+    if cpu_flags is None:
+        return "float32", "float32: CPU workers (auto): their CPU's features are not known at launch"
+    unit = cpu_features.bf16_unit(cpu_flags)
+    if unit:
+        return "bfloat16", f"bfloat16: CPU with {unit} (auto): bfloat16 inputs, float32 accumulation"
     return "float32", (
-        f"float32: {platform.upper()} (auto): on the CPU measured, bfloat16 ran at 0.86-0.89x the "
-        "speed of float32 (README, Measured), and the README's parity figures are float32's"
+        f"float32: CPU without AVX-512 BF16 or AMX (auto; has {cpu_features.describe(cpu_flags)}): "
+        "bfloat16 would be widened to float32 for every product"
     )
+
+
+def platform_dtype(requested: str, options: PipelineOptions, hardware: str | None) -> tuple[str, str]:
+    """resolve_dtype for where this run's encoder runs: this machine's CPU flags for a local run."""
+    platform = _platform(options, hardware)
+    local_cpu = platform == "cpu" and runners.is_local(options)
+    return resolve_dtype(requested, platform, cpu_features.this_cpu() if local_cpu else None)
 
 
 def _ner_error(exc: Exception) -> UsageError:
@@ -364,7 +378,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     listing = list_files(inputs) if inputs else {}  # id collisions fail here, before the job
     model = resolve_model(d)
     ckpt = model.checkpoint
-    dtype, dtype_reason = resolve_dtype(d.dtype, _platform(options, d.hardware))
+    dtype, dtype_reason = platform_dtype(d.dtype, options, d.hardware)
     frame, windowing = resolve_windowing(d, ckpt)
     kinds, settings, exs = resolve_extractors(options)
     ner = ner_plan(d, kinds, dtype)

@@ -3,6 +3,7 @@
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from docbeam.pipeline.core.cpu_features import cpuinfo_flags
 from docbeam.pipeline.launch.planner import make_plan, resolve_dtype
 from tests.helpers import SAMPLES
 
@@ -10,7 +11,8 @@ from tests.helpers import SAMPLES
 @pytest.mark.parametrize(
     ("extra", "dtype", "why"),
     [
-        ([], "float32", "float32: CPU"),
+        ([], "float32", "float32: CPU without"),  # tests/conftest.py pins DOCBEAM_CPU_FLAGS to AVX2
+        (["--runner", "DataflowRunner", "--hardware", "cpu"], "float32", "float32: CPU workers"),
         (["--runner", "DataflowRunner", "--hardware", "tpu-v5e:4"], "bfloat16", "bfloat16: TPU"),
         (["--runner", "DataflowRunner", "--hardware", "l4"], "bfloat16", "bfloat16: GPU"),
         (["--dtype", "bfloat16"], "bfloat16", "bfloat16: requested"),
@@ -23,7 +25,32 @@ def test_dtype_auto_is_per_platform_and_says_why(tmp_path, extra, dtype, why):
 
 
 def test_resolve_dtype():
-    assert resolve_dtype("auto", "cpu")[0] == "float32" and resolve_dtype("float32", "tpu")[0] == "float32"
+    assert resolve_dtype("float32", "tpu")[0] == "float32"
+
+
+@pytest.mark.parametrize(
+    ("flags", "dtype", "named"),
+    [
+        ({"avx2", "fma", "avx512f", "avx512_bf16"}, "bfloat16", "AVX-512 BF16 (avx512_bf16)"),
+        ({"avx2", "amx_tile", "amx_bf16", "avx512_bf16"}, "bfloat16", "AMX (amx_bf16)"),
+        ({"avx", "avx2", "fma"}, "float32", "has AVX2, FMA, AVX"),
+        ({"avx2", "avx512f", "avx512bw"}, "float32", "has AVX512F, AVX2"),  # AVX-512 without BF16: float32
+        (set(), "float32", "no CPU flags readable"),
+    ],
+)
+def test_auto_on_a_cpu_goes_by_its_bf16_instructions_and_names_them(flags, dtype, named):
+    got, reason = resolve_dtype("auto", "cpu", frozenset(flags))
+    assert got == dtype and named in reason and reason.startswith(dtype)
+
+
+def test_this_cpus_flags_are_read_from_proc_cpuinfo_unless_pinned(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    text = Path("/proc/cpuinfo").read_text()
+    assert "flags" not in text or {"fpu", "sse2"} <= cpuinfo_flags()  # x86 Linux: the flags line is read
+    monkeypatch.setenv("DOCBEAM_CPU_FLAGS", "avx2 avx512_bf16")
+    plan = make_plan(PipelineOptions(["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path)]))
+    assert plan.encoder.dtype == "bfloat16" and "AVX-512 BF16 (avx512_bf16)" in plan.dtype_reason
 
 
 def test_the_interrupt_log_filter_ends_on_an_exception_chain_that_loops():
