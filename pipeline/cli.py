@@ -191,8 +191,8 @@ def cmd_embed(argv: list[str]) -> int:
 
     from docbeam.kernels import api as kernels
     from docbeam.model.config import CheckpointError
-    from docbeam.pipeline.encode.embed import Embedder
     from docbeam.pipeline.core.cpu_features import this_cpu
+    from docbeam.pipeline.encode.embed import Embedder
     from docbeam.pipeline.launch.planner import resolve_dtype
 
     dtype, _ = resolve_dtype(ns.dtype, kernels.platform_of_backend(), this_cpu())

@@ -12,6 +12,9 @@ hits all alike); the median is reported with the spread (min-max):
   ceiling                             matmul rates measured now: float32, and bfloat16
                                       inputs accumulating in float32 (what docbeam's dense
                                       layers run); MFU = achieved / (rate / FLOPs per token)
+A method may carry environment settings in brackets, to measure what a setting buys side by
+side with the default: `docbeam:float32[RAYON_NUM_THREADS=1]` (the tokenizer's pool on one
+thread), `docbeam:float32[XLA_FLAGS=--xla_cpu_multi_thread_eigen=false]`.
 Corpora: `uniform` (20-400 words) and `mixed` (70% of 5-60 words, 30% of 300-1,200 words:
 many one-window documents and many multi-window ones). Tokens are the tokens each method ran
 through the model: sentence-transformers (and MLTransform, which calls it) truncate at 256,
@@ -172,11 +175,30 @@ WORKERS = {"docbeam": worker_docbeam, "mltransform": worker_mltransform, "st": w
 # -- driver -----------------------------------------------------------------------------------
 
 
+def split_method(method: str) -> tuple[str, dict[str, str]]:
+    """ "docbeam:float32[A=1 B=2]" -> ("docbeam:float32", {"A": "1", "B": "2"})."""
+    name, _, rest = method.partition("[")
+    env = dict(kv.split("=", 1) for kv in rest.rstrip("]").split()) if rest else {}
+    return name, env
+
+
+def cpu_line() -> str:
+    """The CPU the figures were measured on: its name, cores and the features that decide speed."""
+    from docbeam.pipeline.core.cpu_features import cpuinfo_flags
+
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    name = next((ln.partition(":")[2].strip() for ln in text.splitlines() if ln.startswith("model name")), "?")
+    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_bf16")
+    have = [f for f in wanted if f in cpuinfo_flags()]
+    return f"CPU: {name}, {CPUS} cores; features: {' '.join(have) or 'none of ' + ' '.join(wanted)}"
+
+
 def _spawn(method: str, corpus: Path, out: Path, extra: list[str]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "tests.benchmarks.embed", "--worker", method]
+    name, env = split_method(method)
+    cmd = [sys.executable, "-m", "tests.benchmarks.embed", "--worker", name]
     cmd += ["--corpus", str(corpus), "--out", str(out), "--", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
     lines = proc.stdout.strip().splitlines()
     if not lines or not lines[-1].startswith("{"):
         raise RuntimeError(f"{method} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -223,7 +245,8 @@ def main() -> int:
         result["peak_rss_mib"] = _rss_mib()
         print(json.dumps(result))
         return 0
-    report = {}
+    report = {"cpu": cpu_line()}
+    print(report["cpu"], flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         # docbeam's compiled executables go to a cache of this run's own: its first round
         # compiles every shape, later rounds find them (as on a machine that runs docbeam
@@ -239,7 +262,7 @@ def main() -> int:
                     print(f"{label}: {method} (round {r + 1}/{args.repeats}) ...", file=sys.stderr, flush=True)
                     runs.setdefault(method, []).append(_spawn(method, corpus, Path(tmp) / label / method, args.extra))
             report[label] = {"runs": runs, "parity": _parity(Path(tmp) / label)}
-            print(f"\n== corpus {label}: {sum(1 for _ in corpus.open())} documents")
+            print(f"\n== corpus {label}: {sum(1 for _ in corpus.open())} documents; {report['cpu']}")
             print(render(report[label]))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
@@ -303,6 +326,7 @@ def render(rep: dict) -> str:
         ("docbeam:bfloat16", "st:bfloat16"),
         ("st:bfloat16", "st:float32"),
         ("docbeam:bfloat16", "docbeam:float32"),
+        *((m, split_method(m)[0]) for m in runs if "[" in m),  # a setting against the default
     ):
         ratio(a, b)
     for method in ("docbeam:float32", "docbeam:bfloat16"):
@@ -316,6 +340,13 @@ def render(rep: dict) -> str:
                 f"{', '.join(f'{c:.1f}' for c in compile_s)} s per round (round 1: empty cache), "
                 f"the rest (start-up, host work not hidden, writing) {rest:.1f} s"
             )
+            st = runs.get(f"st:{method.partition(':')[2]}")
+            if st:  # the encoder stage alone against sentence-transformers' whole encode, per round
+                pairs = zip(rs, st, strict=True)
+                enc = [r["tokens"] / r["encode_device_s"] / (s["tokens"] / s["wall_s"]) for r, s in pairs]
+                lines.append(
+                    f"{method} encoder stage / st: {_median(enc):.2f}x (per round {', '.join(f'{q:.2f}' for q in enc)})"
+                )
     for method, p in rep["parity"].items():
         lines.append(f"parity {method} vs st:float32: min cosine {p['min_cosine']:.6f} over {p['docs']} documents")
     if "ceiling" in runs:
