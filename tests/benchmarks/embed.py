@@ -14,7 +14,8 @@ hits all alike); the median is reported with the spread (min-max):
                                       layers run); MFU = achieved / (rate / FLOPs per token)
 A method may carry environment settings in brackets, to measure what a setting buys side by
 side with the default: `docbeam:float32[RAYON_NUM_THREADS=1]` (the tokenizer's pool on one
-thread), `docbeam:float32[XLA_FLAGS=--xla_cpu_multi_thread_eigen=false]`.
+thread), `docbeam:float32[XLA_FLAGS=--xla_cpu_multi_thread_eigen=false]`, and docbeam flags:
+`docbeam:float32[--direct_running_mode=multi_threading --direct_num_workers=2]`.
 Corpora: `uniform` (20-400 words) and `mixed` (70% of 5-60 words, 30% of 300-1,200 words:
 many one-window documents and many multi-window ones). Tokens are the tokens each method ran
 through the model: sentence-transformers (and MLTransform, which calls it) truncate at 256,
@@ -26,6 +27,7 @@ Only ratios measured in the same run mean anything on a shared machine.
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -175,11 +177,13 @@ WORKERS = {"docbeam": worker_docbeam, "mltransform": worker_mltransform, "st": w
 # -- driver -----------------------------------------------------------------------------------
 
 
-def split_method(method: str) -> tuple[str, dict[str, str]]:
-    """ "docbeam:float32[A=1 B=2]" -> ("docbeam:float32", {"A": "1", "B": "2"})."""
+def split_method(method: str) -> tuple[str, dict[str, str], list[str]]:
+    """ "docbeam:float32[A=1 --flag=x]" -> ("docbeam:float32", {"A": "1"}, ["--flag=x"]):
+    environment settings, and flags for that method's docbeam run."""
     name, _, rest = method.partition("[")
-    env = dict(kv.split("=", 1) for kv in rest.rstrip("]").split()) if rest else {}
-    return name, env
+    items = rest.rstrip("]").split()
+    env = dict(kv.split("=", 1) for kv in items if not kv.startswith("--"))
+    return name, env, [kv for kv in items if kv.startswith("--")]
 
 
 def cpu_line() -> str:
@@ -195,9 +199,9 @@ def cpu_line() -> str:
 
 def _spawn(method: str, corpus: Path, out: Path, extra: list[str]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    name, env = split_method(method)
+    name, env, flags = split_method(method)
     cmd = [sys.executable, "-m", "tests.benchmarks.embed", "--worker", name]
-    cmd += ["--corpus", str(corpus), "--out", str(out), "--", *extra]
+    cmd += ["--corpus", str(corpus), "--out", str(out), "--", *extra, *flags]
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
     lines = proc.stdout.strip().splitlines()
     if not lines or not lines[-1].startswith("{"):
@@ -260,7 +264,8 @@ def main() -> int:
             for r in range(args.repeats):
                 for method in args.methods.split(","):
                     print(f"{label}: {method} (round {r + 1}/{args.repeats}) ...", file=sys.stderr, flush=True)
-                    runs.setdefault(method, []).append(_spawn(method, corpus, Path(tmp) / label / method, args.extra))
+                    folder = Path(tmp) / label / re.sub(r"[^\w:.-]+", "_", method)  # no glob characters
+                    runs.setdefault(method, []).append(_spawn(method, corpus, folder, args.extra))
             report[label] = {"runs": runs, "parity": _parity(Path(tmp) / label)}
             print(f"\n== corpus {label}: {sum(1 for _ in corpus.open())} documents; {report['cpu']}")
             print(render(report[label]))
