@@ -99,9 +99,12 @@ def instructions(hlo: str) -> list[tuple[str, str, str, int]]:
 
 
 def where_bytes_go(hlo: str, top: int = 10) -> list[Traffic]:
-    """The `top` ops that move the most bytes (per `instructions`), largest first."""
+    """The `top` ops that move the most bytes (per `instructions`), largest first; the last
+    entry, "(all)", sums every instruction (the total the shares are of)."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for _, kind, what, moved in instructions(hlo):
         groups[(what, kind)].append(moved)
     ranked = sorted(groups.items(), key=lambda kv: -sum(kv[1]))
-    return [Traffic(what, kind, len(v), sum(v)) for (what, kind), v in ranked[:top]]
+    out = [Traffic(what, kind, len(v), sum(v)) for (what, kind), v in ranked[:top]]
+    every = [n for v in groups.values() for n in v]
+    return [*out, Traffic("(all)", "", len(every), sum(every))]
