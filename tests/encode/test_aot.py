@@ -17,7 +17,7 @@ from docbeam.pipeline import cli
 from docbeam.pipeline.core.hardware import catalogue
 from docbeam.pipeline.encode import aot
 from tests.helpers import REPO
-from tests.model.tiny import HIDDEN, write_tiny_bert
+from tests.model.tiny import FFN, HIDDEN, write_tiny_bert
 
 pytest.importorskip("libtpu", reason="the tpu extra (libtpu) compiles for TPUs; make test installs it")
 
@@ -149,22 +149,38 @@ def test_compile_prints_every_batch_shape_of_a_worker(tiny):
     assert all(re.match(r"^\s+[\d.]+ KB/tok\s+[\d.]+% ", line) for line in where), out
 
 
-def test_each_chip_pools_and_keeps_only_its_own_rows(tiny):
-    """Pooling over one flat slot numbering made XLA sum the whole batch's vectors across the
-    chips (an all-reduce) and give every chip all of them; per row, each keeps its own."""
+@pytest.fixture(scope="module")
+def tiny_full_batch(tiny) -> tuple[tuple[int, int, int], str]:
+    """The tiny model's full batch compiled for v5e:4: its key and compiled HLO text."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from docbeam.pipeline.encode import hlo_traffic
     from docbeam.pipeline.encode.runtime import EncoderRuntime
     from docbeam.pipeline.launch.compile_check import worker_settings
 
     t = aot.target("tpu-v5e", 4)
     (_, settings), *_ = worker_settings(PipelineOptions([f"--model={tiny}"]), 4)[0]
-    rows, seq, slots = key = aot.largest_batch(settings, t)
-    hlo = EncoderRuntime(settings, compile_for=aot.devices_for(t)).compile_shape(key).as_text()
+    key = aot.largest_batch(settings, t)
+    return key, EncoderRuntime(settings, compile_for=aot.devices_for(t)).compile_shape(key).as_text()
+
+
+def test_each_chip_pools_and_keeps_only_its_own_rows(tiny_full_batch):
+    """Pooling over one flat slot numbering made XLA sum the whole batch's vectors across the
+    chips (an all-reduce) and give every chip all of them; per row, each keeps its own."""
+    from docbeam.pipeline.encode import hlo_traffic
+
+    (rows, _, slots), hlo = tiny_full_batch
     assert not any(kind == "all-reduce" for _, kind, _, _ in hlo_traffic.instructions(hlo))
     root = next(line for line in hlo.split("\nENTRY ", 1)[1].splitlines() if "ROOT" in line)
     assert f"= f32[{rows // 4},{slots},{HIDDEN}]" in root, root  # this chip's rows only
+
+
+def test_the_ffn_activation_crosses_hbm_in_bfloat16(tiny_full_batch):
+    """XLA (TPU) wrote exact GELU's float32 input [rows, T, intermediate] and computed erf in
+    the next matmul's fusion; computed beside its matmul, only the bfloat16 result is written."""
+    (rows, seq, _), hlo = tiny_full_batch
+    entry = hlo.split("\nENTRY ", 1)[1]
+    widest = f"[{rows // 4},{seq},{FFN}]"
+    assert f"bf16{widest}" in entry and f"f32{widest}" not in entry
 
 
 def test_a_batch_that_does_not_fit_fails_before_anything_is_billed(tiny):
