@@ -19,7 +19,8 @@ def _kernel(seq: int, heads: int, interpret: bool):
     mask = upstream.MultiHeadMask([upstream.FullMask((seq, seq))] * heads)
     # Sequence-minor q, k, v: the [B, T, H*D] projection becomes [B, H, D, T] by one re-layout,
     # and T (not a head_dim of 32 or 64) fills the TPU's 128 lanes. Head-dim-minor cost a
-    # second copy of each of q, k, v per layer (compiled for v5e: 443 -> see README).
+    # second copy of each of q, k, v per layer (the default model compiled for v5e:4: 443 -> 374
+    # KB per token; README, "Compiling for a TPU on any machine").
     minor = upstream.QKVLayout.SEQ_MINOR
     sizes = upstream.BlockSizes(
         block_q=BLOCK, block_kv=BLOCK, block_kv_compute=BLOCK, q_layout=minor, k_layout=minor, v_layout=minor
