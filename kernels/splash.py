@@ -17,7 +17,14 @@ from docbeam.kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padd
 @functools.lru_cache(maxsize=16)
 def _kernel(seq: int, heads: int, interpret: bool):
     mask = upstream.MultiHeadMask([upstream.FullMask((seq, seq))] * heads)
-    sizes = upstream.BlockSizes(block_q=BLOCK, block_kv=BLOCK, block_kv_compute=BLOCK)
+    # Sequence-minor q, k, v: the [B, T, H*D] projection becomes [B, H, D, T] by one re-layout,
+    # and T (not a head_dim of 32 or 64) fills the TPU's 128 lanes. Head-dim-minor cost a
+    # second copy of each of q, k, v per layer (the default model compiled for v5e:4: 443 -> 374
+    # KB per token; README, "Compiling for a TPU on any machine").
+    minor = upstream.QKVLayout.SEQ_MINOR
+    sizes = upstream.BlockSizes(
+        block_q=BLOCK, block_kv=BLOCK, block_kv_compute=BLOCK, q_layout=minor, k_layout=minor, v_layout=minor
+    )
     # The kernel holds mask-info arrays; make them concrete so the cache never holds a tracer.
     with jax.ensure_compile_time_eval():
         return upstream.make_splash_mha(mask, head_shards=1, q_seq_shards=1, block_sizes=sizes, interpret=interpret)

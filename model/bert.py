@@ -74,12 +74,17 @@ def params_from_tensors(t: dict[str, np.ndarray], cfg: EncoderConfig) -> dict:
 
 def _block(x: jax.Array, p: dict, segment_ids: jax.Array, cfg: EncoderConfig, attend) -> jax.Array:
     b, t, _ = x.shape
-    q, k, v = jnp.split(dense(x, p["qkv"]), 3, axis=-1)
     low = p["qkv"]["w"].dtype  # attention runs in the compute dtype; the residual stays float32
+    q, k, v = jnp.split(dense(x, p["qkv"]), 3, axis=-1)
     heads = [y.astype(low).reshape(b, t, cfg.heads, cfg.head_dim) for y in (q, k, v)]
     ctx = attend(*heads, segment_ids=segment_ids).reshape(b, t, cfg.hidden)
     x = layer_norm(x + dense(ctx, p["attn_out"]), p["attn_ln"], cfg.layer_norm_eps)
-    h = activation(cfg.activation, cfg.arch)(dense(x, p["ffn_in"]))
+    # The activation is computed where the in-projection is, and leaves in the compute dtype
+    # (`dense` casts it so anyway): the barrier keeps XLA (TPU) from writing the float32
+    # pre-activation, [tokens, intermediate], and computing exact GELU in the next matmul's
+    # fusion instead. A no-op for the numbers.
+    pre = dense(x, p["ffn_in"])
+    h = jax.lax.optimization_barrier(activation(cfg.activation, cfg.arch)(pre).astype(p["ffn_out"]["w"].dtype))
     return layer_norm(x + dense(h, p["ffn_out"]), p["ffn_ln"], cfg.layer_norm_eps)
 
 

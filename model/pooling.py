@@ -20,12 +20,19 @@ import jax
 import jax.numpy as jnp
 
 
-def _flat_slots(segment_ids, pool_mask, max_segments: int):
-    """Each token's slot in a flat [B * S] numbering; tokens outside any pool go to slot B*S."""
-    b = segment_ids.shape[0]
+def _row_slots(segment_ids, pool_mask, max_segments: int):
+    """Each token's slot in its own row (0..S-1); tokens outside any pool go to slot S.
+
+    Per row, not one flat [B * S] numbering: a row's segments pool on the chip holding the
+    row, so the pooled batch stays split over the chips as the rows are (a flat scatter
+    made XLA sum a whole [B * S, d] buffer across the chips)."""
     inside = (segment_ids > 0) & (segment_ids <= max_segments) & pool_mask
-    flat = jnp.arange(b)[:, None] * max_segments + segment_ids - 1
-    return jnp.where(inside, flat, b * max_segments).reshape(-1), b * max_segments + 1
+    return jnp.where(inside, segment_ids - 1, max_segments), max_segments + 1
+
+
+def _per_row(op, values, slots, n):
+    """`op` (a jax.ops.segment_* reduction) over each row's own slots: [B, T, ...] -> [B, S, ...]."""
+    return jax.vmap(lambda v, s: op(v, s, n))(values, slots)[:, :-1]
 
 
 def pool(
@@ -38,26 +45,27 @@ def pool(
 ) -> jax.Array:
     """[B, T, d] -> [B, max_segments, len(modes) * d] float32."""
     b, t, d = hidden.shape
-    h = hidden.astype(jnp.float32).reshape(b * t, d)
-    slots, n = _flat_slots(segment_ids, pool_mask.astype(bool), max_segments)
-    count = jax.ops.segment_sum(jnp.ones_like(slots, jnp.float32), slots, n)[:-1, None]
+    h = hidden.astype(jnp.float32)
+    slots, n = _row_slots(segment_ids, pool_mask.astype(bool), max_segments)
+    count = _per_row(jax.ops.segment_sum, jnp.ones(slots.shape, jnp.float32), slots, n)[..., None]
     used = count > 0
-    token = jnp.arange(b * t)
+    token = jnp.broadcast_to(jnp.arange(t), (b, t))
     out = []
     for mode in modes:
         if mode in ("mean", "mean_sqrt_len_tokens"):
-            total = jax.ops.segment_sum(h, slots, n)[:-1]
+            total = _per_row(jax.ops.segment_sum, h, slots, n)
             v = total / jnp.maximum(count if mode == "mean" else jnp.sqrt(count), 1e-9)
         elif mode == "weightedmean":
-            w = (positions.reshape(-1) + 1).astype(jnp.float32)[:, None]
-            v = jax.ops.segment_sum(h * w, slots, n)[:-1] / jnp.maximum(jax.ops.segment_sum(w, slots, n)[:-1], 1e-9)
+            w = (positions + 1).astype(jnp.float32)[..., None]
+            weight = _per_row(jax.ops.segment_sum, w, slots, n)
+            v = _per_row(jax.ops.segment_sum, h * w, slots, n) / jnp.maximum(weight, 1e-9)
         elif mode == "max":
-            v = jnp.where(used, jax.ops.segment_max(h, slots, n)[:-1], 0.0)
+            v = jnp.where(used, _per_row(jax.ops.segment_max, h, slots, n), 0.0)
         elif mode in ("cls", "lasttoken"):
             pick = jax.ops.segment_min if mode == "cls" else jax.ops.segment_max
-            at = pick(token, slots, n)[:-1]
-            v = jnp.where(used, h[jnp.clip(at, 0, b * t - 1)], 0.0)
+            at = jnp.clip(_per_row(pick, token, slots, n), 0, t - 1)  # [B, S]
+            v = jnp.where(used, jnp.take_along_axis(h, at[..., None], axis=1), 0.0)
         else:
             raise ValueError(f"pooling mode {mode!r}")
         out.append(v)
-    return jnp.concatenate(out, axis=-1).reshape(b, max_segments, len(modes) * d)
+    return jnp.concatenate(out, axis=-1)

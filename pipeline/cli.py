@@ -90,7 +90,7 @@ def cmd_estimate(argv: list[str]) -> int:
     return ExitStatus.OK
 
 
-def _compile_ok(options, hardware: str, pricing: str | None) -> bool:
+def _compile_ok(options, hardware: str, pricing: str | None, top: int = 0) -> bool:
     from docbeam.kernels import api as kernels
     from docbeam.pipeline.encode.aot import CompileUnavailable
     from docbeam.pipeline.launch.compile_check import check
@@ -98,7 +98,7 @@ def _compile_ok(options, hardware: str, pricing: str | None) -> bool:
 
     configure_logging()
     try:
-        return check(options, hardware, pricing=pricing)
+        return check(options, hardware, pricing=pricing, top=top)
     except CompileUnavailable as exc:
         raise UsageError(str(exc)) from None
     except kernels.KernelUnavailable as exc:  # --attention names a kernel the TPU cannot run
@@ -110,6 +110,13 @@ def _compile_flags(parser) -> None:
         "Compiles with libtpu on this machine (pip install 'docbeam[tpu]'): the same encoder set-up, kernel per "
         "layer and batch shapes as a worker of `--hardware tpu-TYPE:CHIPS`, sharded over its chips. Exit 2 when a "
         "shape does not compile or does not fit in HBM. The figures are compiled bounds, not measurements."
+    )
+    parser.add_argument(
+        "--bytes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after each table, the N ops that move the most bytes in the largest batch (from the compiled HLO)",
     )
 
 
@@ -127,7 +134,7 @@ def cmd_compile(argv: list[str]) -> int:
         raise UsageError(f"--hardware {ns.hardware} is not a TPU: compile targets a TPU worker (e.g. tpu-v5e:4)")
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    ok = _compile_ok(PipelineOptions(without_own_flags(argv, _compile_flags)), ns.hardware, ns.pricing)
+    ok = _compile_ok(PipelineOptions(without_own_flags(argv, _compile_flags)), ns.hardware, ns.pricing, ns.bytes)
     return ExitStatus.OK if ok else ExitStatus.USAGE
 
 

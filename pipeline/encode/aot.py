@@ -25,6 +25,7 @@ import numpy as np
 from docbeam.kernels import api as kernels
 from docbeam.kernels import compat
 from docbeam.pipeline.core.hardware import Accelerator, HardwareError, Worker, catalogue
+from docbeam.pipeline.encode import hlo_traffic
 from docbeam.pipeline.encode.packing import PackedBatch
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 
@@ -106,6 +107,9 @@ class ShapeResult:
     bound_tokens_per_s: float = 0.0  # per chip
     limit: str = ""  # "memory" or "compute": what bounds it
     hbm_bytes: float = 0.0  # the chip's
+    chips: int = 1  # the rows divide over these
+    # compile_worker's `top`: the ops moving the most bytes, then "(all)" (hlo_traffic)
+    traffic: tuple[hlo_traffic.Traffic, ...] = ()
 
     @property
     def used_bytes(self) -> int:
@@ -158,14 +162,16 @@ def compile_worker(
     t: Target,
     on_result: Callable[[ShapeResult], None] = lambda r: None,
     keys: list[tuple[int, int, int]] | None = None,
+    top: int = 0,
 ) -> list[ShapeResult]:
-    """Every batch shape a worker of `t` would compile for these settings (or `keys`)."""
+    """Every batch shape a worker of `t` would compile for these settings (or `keys`); with
+    `top`, each result says which `top` ops of its compiled HLO move the most bytes."""
     devices = devices_for(t)
     runtime = EncoderRuntime(settings, compile_for=devices)
     results = []
     for key in keys or runtime.batch_keys():
         rows, seq, slots = key
-        r = ShapeResult(rows, seq, slots, _kernel_names(runtime, seq), hbm_bytes=t.hbm_bytes)
+        r = ShapeResult(rows, seq, slots, _kernel_names(runtime, seq), hbm_bytes=t.hbm_bytes, chips=t.worker.chips)
         t0 = time.perf_counter()
         try:
             compiled = runtime.compile_shape(key)
@@ -176,6 +182,8 @@ def compile_worker(
         else:
             for name, value in measure(compiled, runtime, key, t.rates(settings.dtype)).items():
                 setattr(r, name, value)
+            if top:
+                r.traffic = tuple(hlo_traffic.where_bytes_go(compiled.as_text(), top))
         r.seconds = time.perf_counter() - t0
         on_result(r)
         results.append(r)

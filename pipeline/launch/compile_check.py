@@ -56,8 +56,25 @@ def worker_settings(options: PipelineOptions, chips: int) -> tuple[list[tuple[st
     return encoders, reason
 
 
-def check(options: PipelineOptions, hardware: str, out: TextIO | None = None, pricing: str | None = None) -> bool:
-    """Compile and print (to standard output by default); True when every shape compiled and fits."""
+def traffic_lines(r: aot.ShapeResult) -> list[str]:
+    """`r.traffic` as lines: per op, KB per token of one chip and its share of all the bytes."""
+    *ops, every = r.traffic
+    tokens = r.rows // r.chips * r.seq_len
+    head = (
+        f"where the bytes go in [{r.rows}, {r.seq_len}] (per op, from the compiled HLO: operands + result of "
+        f"each instruction, {every.bytes / tokens / 1e3:.1f} KB/token in all; an estimate beside XLA's total):"
+    )
+    return [head] + [
+        f"  {x.bytes / tokens / 1e3:>7.1f} KB/tok {x.bytes / every.bytes:>6.1%} {x.count:>4}x {x.kind:<20} {x.what}"
+        for x in ops
+    ]
+
+
+def check(
+    options: PipelineOptions, hardware: str, out: TextIO | None = None, pricing: str | None = None, top: int = 0
+) -> bool:
+    """Compile and print (to standard output by default); True when every shape compiled and fits.
+    `top`: after each encoder's table, the `top` ops moving the most bytes in its largest batch."""
     out = out or sys.stdout
     name, chips = parse_spec(hardware)
     try:
@@ -76,7 +93,7 @@ def check(options: PipelineOptions, hardware: str, out: TextIO | None = None, pr
     ok = True
     for label, settings in encoders:
         print(f"\n{label} ({settings.model or 'default'}, {settings.dtype}):\n{HEADER}", file=out)
-        results = aot.compile_worker(settings, t, on_result=lambda r: print(row(r), file=out, flush=True))
+        results = aot.compile_worker(settings, t, on_result=lambda r: print(row(r), file=out, flush=True), top=top)
         ok = ok and all(r.fits for r in results)
         good = [r for r in results if r.fits]
         if good:
@@ -87,6 +104,8 @@ def check(options: PipelineOptions, hardware: str, out: TextIO | None = None, pr
                 f"per chip ({full.limit}-bound){usd}",
                 file=out,
             )
+            if top:
+                print("\n".join(traffic_lines(full)), file=out)
     return ok
 
 

@@ -17,7 +17,7 @@ from docbeam.pipeline import cli
 from docbeam.pipeline.core.hardware import catalogue
 from docbeam.pipeline.encode import aot
 from tests.helpers import REPO
-from tests.model.tiny import write_tiny_bert
+from tests.model.tiny import FFN, HIDDEN, write_tiny_bert
 
 pytest.importorskip("libtpu", reason="the tpu extra (libtpu) compiles for TPUs; make test installs it")
 
@@ -92,6 +92,14 @@ def test_pallas_costs_agree_with_the_reference(name, chips):
     assert moved >= qkvo, f"{name}: {moved} bytes accessed, less than q, k, v and out ({qkvo})"
 
 
+def test_splash_reads_q_k_v_sequence_minor():
+    """The default model's heads (32 wide) laid out head-dim-minor cost each of q, k and v two
+    re-layouts before splash: 269 MB per chip here for the full batch (jax 0.10.2, libtpu
+    0.0.42); sequence-minor, one: 143 MB. The README's compiled bound depends on it."""
+    exe = aot.compile_kernel("splash", aot.target("tpu-v5e", 4), (128, 256, 12, 32), "bfloat16", None)
+    assert exe.cost_analysis()["bytes accessed"] < 0.6 * 268_959_744
+
+
 def test_a_declared_window_cost_counts_only_the_keys_in_reach():
     full, _, _ = attention_cost((1, 1024, 2, 64), 2)
     local, _, _ = attention_cost((1, 1024, 2, 64), 2, window=64)
@@ -128,7 +136,7 @@ def tiny(tmp_path_factory):
 
 
 def test_compile_prints_every_batch_shape_of_a_worker(tiny):
-    code, out, err = run_cli("compile", "--hardware", "tpu-v5e:4", "--model", str(tiny))
+    code, out, err = run_cli("compile", "--hardware", "tpu-v5e:4", "--model", str(tiny), "--bytes", "3")
     assert code == 0, err + out
     assert "compiled bounds, not measurements" in out and "topology v5e:2x2" in out
     rows = re.findall(r"^\s+\[(\d+), (\d+)\] (\S+)\s+([\d.]+)s .* (memory|compute)\s*$", out, re.M)
@@ -136,6 +144,43 @@ def test_compile_prints_every_batch_shape_of_a_worker(tiny):
     # (128), and the packer's smaller counts 32, 8 and 1, rounded up to whole rows on 4 chips.
     assert sorted(int(r) for r, *_ in rows) == [4, 8, 32, 128], out
     assert "tokens/s per chip" in out
+    # --bytes 3: the largest batch's three costliest ops, per token, after the table.
+    where = out.split("where the bytes go in [128, 64]", 1)[1].splitlines()[1:4]
+    assert all(re.match(r"^\s+[\d.]+ KB/tok\s+[\d.]+% ", line) for line in where), out
+
+
+@pytest.fixture(scope="module")
+def tiny_full_batch(tiny) -> tuple[tuple[int, int, int], str]:
+    """The tiny model's full batch compiled for v5e:4: its key and compiled HLO text."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from docbeam.pipeline.encode.runtime import EncoderRuntime
+    from docbeam.pipeline.launch.compile_check import worker_settings
+
+    t = aot.target("tpu-v5e", 4)
+    (_, settings), *_ = worker_settings(PipelineOptions([f"--model={tiny}"]), 4)[0]
+    key = aot.largest_batch(settings, t)
+    return key, EncoderRuntime(settings, compile_for=aot.devices_for(t)).compile_shape(key).as_text()
+
+
+def test_each_chip_pools_and_keeps_only_its_own_rows(tiny_full_batch):
+    """Pooling over one flat slot numbering made XLA sum the whole batch's vectors across the
+    chips (an all-reduce) and give every chip all of them; per row, each keeps its own."""
+    from docbeam.pipeline.encode import hlo_traffic
+
+    (rows, _, slots), hlo = tiny_full_batch
+    assert not any(kind == "all-reduce" for _, kind, _, _ in hlo_traffic.instructions(hlo))
+    root = next(line for line in hlo.split("\nENTRY ", 1)[1].splitlines() if "ROOT" in line)
+    assert f"= f32[{rows // 4},{slots},{HIDDEN}]" in root, root  # this chip's rows only
+
+
+def test_the_ffn_activation_crosses_hbm_in_bfloat16(tiny_full_batch):
+    """XLA (TPU) wrote exact GELU's float32 input [rows, T, intermediate] and computed erf in
+    the next matmul's fusion; computed beside its matmul, only the bfloat16 result is written."""
+    (rows, seq, _), hlo = tiny_full_batch
+    entry = hlo.split("\nENTRY ", 1)[1]
+    widest = f"[{rows // 4},{seq},{FFN}]"
+    assert f"bf16{widest}" in entry and f"f32{widest}" not in entry
 
 
 def test_a_batch_that_does_not_fit_fails_before_anything_is_billed(tiny):
