@@ -2,9 +2,9 @@
 
 `--dtype auto` on a CPU decides from these, not from a speed measured on one machine: these
 machines vary (one had AVX-512 BF16, another, sold under the same name, AVX2 only). bfloat16
-with float32 accumulation pays only where the CPU has bfloat16 dot-product instructions
+with float32 accumulation can only pay where the CPU has bfloat16 dot-product instructions
 (AVX-512 BF16's vdpbf16ps, or AMX tiles); elsewhere XLA widens every bfloat16 operand to
-float32 first, which is float32's work plus conversions. No JAX here.
+float32 first: float32's work plus conversions. No JAX here.
 """
 
 import functools
@@ -27,15 +27,25 @@ def this_cpu() -> frozenset[str]:
 
 @functools.cache
 def cpuinfo_flags() -> frozenset[str]:
-    """The flags line of /proc/cpuinfo; empty where it is not there (not Linux)."""
+    """The first `flags` (x86) or `Features` (Arm) line of /proc/cpuinfo; empty where there is
+    none (not Linux)."""
     try:
         text = CPUINFO.read_text()
     except OSError:
         return frozenset()
     for line in text.splitlines():
-        if line.startswith("flags"):
+        if line.startswith(("flags", "Features")):
             return frozenset(line.partition(":")[2].split())
     return frozenset()
+
+
+def cpu_name() -> str:
+    """/proc/cpuinfo's model name ("?" where there is none)."""
+    try:
+        lines = CPUINFO.read_text().splitlines()
+    except OSError:
+        return "?"
+    return next((ln.partition(":")[2].strip() for ln in lines if ln.startswith("model name")), "?")
 
 
 def bf16_unit(flags: frozenset[str]) -> str | None:
@@ -45,5 +55,7 @@ def bf16_unit(flags: frozenset[str]) -> str | None:
 
 def describe(flags: frozenset[str]) -> str:
     """The vector features a float32 reason names ("AVX2, FMA"), or that none could be read."""
+    if not flags:
+        return "no CPU flags readable"
     seen = [f.upper() for f in SIMD_FLAGS if f in flags]
-    return ", ".join(seen) if seen else "no CPU flags readable"
+    return ", ".join(seen) if seen else f"none of {', '.join(f.upper() for f in SIMD_FLAGS)}"

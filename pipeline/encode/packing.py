@@ -221,6 +221,9 @@ class Packer:
         for size in sizes:
             yield to_batch(ready[at : at + size], self.spec, length)
             at += size
-        held = ready[at:] + held
-        self.pending[length] = [s for row in held for s in row]
-        self.pending_tokens[length] = sum(s.n_tokens for s in self.pending[length])
+        # Held segments wait in their own pools: a filler that went back to this length's pool
+        # could open a row of fillers alone next time, attention over the long row for nothing.
+        self.pending[length] = []
+        for seg in (seg for row in ready[at:] + held for seg in row):
+            self.pending[self.spec.length_for(seg.n_tokens)].append(seg)
+        self.pending_tokens = {n: sum(s.n_tokens for s in segs) for n, segs in self.pending.items()}

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.encode.packing import Packer, PackSpec, pack_rows, split_rows, to_batch
@@ -96,3 +97,22 @@ def test_short_segments_get_short_rows_and_fill_the_room_long_rows_leave():
     apart = sum(b.tokens.size for b in pack(short) + pack(long))  # each kind in rows of its own
     real = sum(s.n_tokens for s in short + long)
     assert 1 - real / fed <= 0.02 and fed < apart - 0.5 * (apart - real), (fed, apart, real)
+
+
+@pytest.mark.parametrize(("seq_len", "rows"), [(8192, 1), (2048, 2), (512, 3), (256, 1), (256, 32)])
+def test_fillers_never_open_a_row_of_their_own_at_any_window_or_batch_size(seq_len, rows):
+    """Rows held back for newcomers give their fillers back to the fillers' own pools: a row of
+    length L never holds only segments that belong in shorter rows."""
+    spec = PackSpec(rows=rows, seq_len=seq_len)
+    rng = np.random.default_rng(seq_len + rows)
+    lengths = np.concatenate([rng.integers(3, 64, 600), rng.integers(65, seq_len, 200)])
+    segs = [seg(int(n), f"s{i}") for i, n in enumerate(rng.permutation(lengths))]
+    packer = Packer(spec)
+    batches = [b for s in segs for b in packer.add(s)] + list(packer.flush())
+    assert sorted(s.uid for b in batches for _, _, s in b.slots) == sorted(s.uid for s in segs)
+    for b in batches:
+        length = b.shape[1]
+        for r in range(b.shape[0]):
+            row = [s for r2, _, s in b.slots if r2 == r]
+            assert sum(s.n_tokens for s in row) <= length and len(row) <= spec.segments_for(length)
+            assert max(spec.length_for(s.n_tokens) for s in row) == length, (length, [s.n_tokens for s in row])

@@ -3,7 +3,6 @@
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from docbeam.pipeline.core.cpu_features import cpuinfo_flags
 from docbeam.pipeline.launch.planner import make_plan, resolve_dtype
 from tests.helpers import SAMPLES
 
@@ -44,13 +43,26 @@ def test_auto_on_a_cpu_goes_by_its_bf16_instructions_and_names_them(flags, dtype
 
 
 def test_this_cpus_flags_are_read_from_proc_cpuinfo_unless_pinned(monkeypatch, tmp_path):
-    from pathlib import Path
+    from docbeam.pipeline.core import cpu_features
 
-    text = Path("/proc/cpuinfo").read_text()
-    assert "flags" not in text or {"fpu", "sse2"} <= cpuinfo_flags()  # x86 Linux: the flags line is read
-    monkeypatch.setenv("DOCBEAM_CPU_FLAGS", "avx2 avx512_bf16")
-    plan = make_plan(PipelineOptions(["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path)]))
-    assert plan.encoder.dtype == "bfloat16" and "AVX-512 BF16 (avx512_bf16)" in plan.dtype_reason
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu avx2 fma avx512_bf16\n\nflags : x\n")
+    monkeypatch.setattr(cpu_features, "CPUINFO", info)
+    cpu_features.cpuinfo_flags.cache_clear()
+    monkeypatch.delenv("DOCBEAM_CPU_FLAGS")
+    try:
+        assert cpu_features.this_cpu() == {"fpu", "avx2", "fma", "avx512_bf16"}
+        assert cpu_features.cpu_name() == "Some CPU"
+        plan = make_plan(PipelineOptions(["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path / "o")]))
+        assert plan.encoder.dtype == "bfloat16" and "AVX-512 BF16 (avx512_bf16)" in plan.dtype_reason
+        info.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16\n")  # Arm: no x86 bf16 unit
+        cpu_features.cpuinfo_flags.cache_clear()
+        assert resolve_dtype("auto", "cpu", cpu_features.this_cpu())[1].endswith("widened to float32 for every product")
+        assert "none of AVX512F, AVX2, FMA, AVX" in resolve_dtype("auto", "cpu", cpu_features.this_cpu())[1]
+        monkeypatch.setenv("DOCBEAM_CPU_FLAGS", "avx2")  # pinned: the file is not read
+        assert cpu_features.this_cpu() == {"avx2"}
+    finally:
+        cpu_features.cpuinfo_flags.cache_clear()
 
 
 def test_the_interrupt_log_filter_ends_on_an_exception_chain_that_loops():
