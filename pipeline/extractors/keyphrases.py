@@ -26,7 +26,10 @@ Differences from KeyBERT, on purpose:
   phrases are still told apart case-insensitively, as KeyBERT does;
 - by default the document embedding covers the whole text (all windows), not its first 256
   tokens (`--keyphrase-reference first-window` ranks as KeyBERT does);
-- a huge document keeps its `max_candidates` most frequent candidates.
+- a huge document keeps its `max_candidates` most frequent candidates;
+- with longer phrases in the n-gram range, single words are embedded only for the
+  `max_unigrams` (30) the tokenizer splits most (`worth_encoding`): they were most of the
+  candidates' encoder work and seldom picked.
 """
 
 import functools
