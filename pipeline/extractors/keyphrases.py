@@ -26,7 +26,10 @@ Differences from KeyBERT, on purpose:
   phrases are still told apart case-insensitively, as KeyBERT does;
 - by default the document embedding covers the whole text (all windows), not its first 256
   tokens (`--keyphrase-reference first-window` ranks as KeyBERT does);
-- a huge document keeps its `max_candidates` most frequent candidates.
+- a huge document keeps its `max_candidates` most frequent candidates;
+- with longer phrases in the n-gram range, single words are embedded only for the
+  `max_unigrams` (30) the tokenizer splits most (`worth_encoding`): they were most of the
+  candidates' encoder work and seldom picked.
 """
 
 import functools
@@ -131,16 +134,22 @@ def candidates(text: str, ngrams: tuple[int, int] = (1, 2), language: str = DEFA
 
 
 def mmr(doc: np.ndarray, vectors: np.ndarray, top_n: int, diversity: float) -> list[int]:
-    """KeyBERT's Maximal Marginal Relevance, on unit vectors. Indices in selection order."""
+    """KeyBERT's Maximal Marginal Relevance, on unit vectors. Indices in selection order.
+
+    Each candidate's highest similarity to those chosen is kept up to date one pick at a time
+    (n x top_n products), not read from the full n x n matrix KeyBERT builds: same picks."""
     to_doc = vectors @ doc
-    pairwise = vectors @ vectors.T
     chosen = [int(np.argmax(to_doc))]
-    rest = [i for i in range(len(vectors)) if i != chosen[0]]
+    closest = vectors @ vectors[chosen[0]]  # each candidate's highest similarity to the chosen
+    free = np.ones(len(vectors), bool)
+    free[chosen[0]] = False
     for _ in range(min(top_n - 1, len(vectors) - 1)):
-        score = (1 - diversity) * to_doc[rest] - diversity * pairwise[np.ix_(rest, chosen)].max(axis=1)
-        pick = rest[int(np.argmax(score))]
+        rest = np.flatnonzero(free)
+        score = (1 - diversity) * to_doc[rest] - diversity * closest[rest]
+        pick = int(rest[int(np.argmax(score))])
         chosen.append(pick)
-        rest.remove(pick)
+        free[pick] = False
+        closest = np.maximum(closest, vectors @ vectors[pick])
     return chosen
 
 
@@ -152,7 +161,8 @@ class Keyphrases(Extractor):
     name = "keyphrases"
     row_kind = "keyphrase"
     data_packages = ("stopwordsiso",)
-    version = 2  # spans of the document (a stop word or a number ends a candidate); the document's stop words
+    # 3: with longer phrases in the range, only the `max_unigrams` rarest single words are candidates
+    version = 3
 
     def __init__(
         self,
@@ -161,6 +171,7 @@ class Keyphrases(Extractor):
         diversity: float = 0.5,
         max_candidates: int = 1000,
         reference: str = "document",
+        max_unigrams: int = 30,
     ):
         if not 1 <= ngrams[0] <= ngrams[1]:
             raise ValueError(f"bad n-gram range {ngrams}")
@@ -169,7 +180,7 @@ class Keyphrases(Extractor):
         if reference not in KEYPHRASE_REFERENCES:
             raise ValueError(f"keyphrase reference {reference!r}: choose {' or '.join(KEYPHRASE_REFERENCES)}")
         self.ngrams, self.top_n, self.diversity, self.max_candidates = ngrams, top_n, diversity, max_candidates
-        self.reference = reference
+        self.reference, self.max_unigrams = reference, max_unigrams
 
     @staticmethod
     def language_of(doc: Document) -> str:
@@ -192,6 +203,9 @@ class Keyphrases(Extractor):
         phrases = list(found)
         # The lower-cased phrase is what gets embedded, as KeyBERT does; the row shows the value.
         ids = encode_short(phrases, tokenizer, special, max_seq_len) if phrases else []
+        if self.ngrams[0] == 1 < self.ngrams[1]:
+            keep = self.worth_encoding({p: len(i) for p, i in zip(phrases, ids)})
+            phrases, ids = [p for p in phrases if p in keep], [i for p, i in zip(phrases, ids) if p in keep]
         reference = []
         if phrases and self.reference == "first-window":
             # KeyBERT embeds the document truncated at the model's window; the first chunk ends
@@ -215,6 +229,18 @@ class Keyphrases(Extractor):
             )
             for i, (p, tok_ids) in enumerate(zip(phrases, ids))
         ]
+
+    def worth_encoding(self, n_tokens: dict[str, int]) -> set[str]:
+        """Of the candidates (phrase -> its tokens), those that ride the encoder pass: every
+        longer phrase, and the `max_unigrams` single words the tokenizer splits into the most
+        pieces (then the longest, then alphabetical).
+
+        Single words are most of the candidates and the least often picked: with diversity
+        0.5, KeyBERT's top 5 are mostly two-word phrases, and the single words it does pick
+        are specific ones, which a subword vocabulary (built from frequent text) splits more.
+        The ranking needs no embedding, so the others are never encoded (docs/extractions.md)."""
+        words = sorted((p for p in n_tokens if " " not in p), key=lambda p: (-n_tokens[p], -len(p), p))
+        return {p for p in n_tokens if " " in p} | set(words[: self.max_unigrams])
 
     def extract(self, info: DocInfo, embedding: np.ndarray, vectors: list[SegmentVector], shared, chunks) -> list[dict]:
         ref = [v.vector for v in vectors if v.index == REFERENCE]

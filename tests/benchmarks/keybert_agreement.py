@@ -11,7 +11,8 @@ not unless --keyphrase-reference first-window).
 
 Two references: plain KeyBERT, whose candidate n-grams skip stop words and punctuation and
 cross sentence boundaries, and KeyBERT given docbeam's own candidates (`candidates=`: n-grams
-of runs of words that are text of the document, pipeline/extractors/keyphrases.py). The gap
+of runs of words that are text of the document, those docbeam embeds: every longer phrase and
+the rarest single words, pipeline/extractors/keyphrases.py). The gap
 between the two is what docbeam's rule (a keyphrase is a span of the document) costs in
 agreement, a bounded, reported measure rather than parity; the second checks that everything
 else (embeddings, reference, MMR) still matches.
@@ -43,11 +44,20 @@ def _overlap(ours: dict[str, list[str]], theirs: dict[str, list[str]], chunks: d
     }
 
 
+def _encoded(text: str, tokenizer) -> list[str]:
+    """docbeam's candidates of `text` that ride its encoder pass (default settings)."""
+    from docbeam.pipeline.extractors.keyphrases import Keyphrases, candidates
+
+    phrases = list(candidates(text))
+    n_tokens = {p: len(e.ids) for p, e in zip(phrases, tokenizer.encode_batch(phrases, add_special_tokens=False))}
+    return sorted(Keyphrases().worth_encoding(n_tokens))
+
+
 def measure(n_docs: int = 150, reference: str = "first-window") -> dict:
     """Run docbeam (the real pipeline) and KeyBERT on the same corpus; agreement with each reference."""
     from keybert import KeyBERT
 
-    from docbeam.pipeline.extractors.keyphrases import candidates
+    from docbeam.model.checkpoint import default_checkpoint_dir, describe_checkpoint
     from tests.corpus import build_corpus
     from tests.helpers import run_job, table
     from tests.reference import st_model
@@ -65,8 +75,10 @@ def measure(n_docs: int = 150, reference: str = "first-window") -> dict:
     kb = KeyBERT(model=st_model())
     plain = kb.extract_keywords([d["text"] for d in docs], **SETTINGS)
     # One call per document: a shared vocabulary would let another document's phrase match
-    # across a sentence boundary here.
-    same = [kb.extract_keywords(d["text"], candidates=list(candidates(d["text"])), **SETTINGS) for d in docs]
+    # across a sentence boundary here. The candidates docbeam embeds: its longer phrases and
+    # its rarest single words (Keyphrases.worth_encoding).
+    ckpt = describe_checkpoint(default_checkpoint_dir())
+    same = [kb.extract_keywords(d["text"], candidates=_encoded(d["text"], ckpt.tokenizer), **SETTINGS) for d in docs]
     return {
         "reference": reference,
         "keybert": _overlap(ours, {d["id"]: [w for w, _ in t] for d, t in zip(docs, plain)}, chunks),

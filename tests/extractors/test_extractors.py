@@ -363,3 +363,26 @@ def test_a_user_at_host_prompt_is_console_and_a_line_of_at_signs_is_linear():
 
     code = "from docbeam.pipeline.extractors.prose import PROMPT; print(PROMPT.match('a@:' * 20_000))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30).stdout == "None\n"
+
+
+def test_keyphrase_candidates_sent_to_the_encoder_are_phrases_and_the_rarest_words():
+    """Encoding every single word cost more than the chunks themselves (issue 27): longer
+    phrases all ride the pass, single words only the `max_unigrams` the tokenizer splits most."""
+    from docbeam.model.checkpoint import default_checkpoint_dir, describe_checkpoint
+    from tests.corpus import build_corpus
+
+    ckpt = describe_checkpoint(default_checkpoint_dir())
+    text = build_corpus(1, seed=3, min_words=300, max_words=300)[0]["text"]
+    doc = Document(uid="u", doc_id="d", source="s", row=0, text=text)
+    found = candidates(text)
+    sent = {(s.start_char, s.end_char) for s in Keyphrases().candidates(doc, ckpt.tokenizer, ckpt.special, 256)}
+    words = [p for p in found if " " not in p]
+    kept = [p for p in words if (found[p].start, found[p].end) in sent]
+    assert len(words) > 30 and len(kept) == 30
+    assert all((found[p].start, found[p].end) in sent for p in found if " " in p)
+
+    def pieces(word):
+        return len(ckpt.tokenizer.encode(word, add_special_tokens=False).ids)
+
+    assert min(pieces(p) for p in kept) >= max(pieces(p) for p in words if p not in kept)
+    assert len(Keyphrases(ngrams=(1, 1)).candidates(doc, ckpt.tokenizer, ckpt.special, 256)) == len(words)
