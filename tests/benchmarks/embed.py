@@ -182,19 +182,20 @@ def split_method(method: str) -> tuple[str, dict[str, str], list[str]]:
     environment settings, and flags for that method's docbeam run."""
     name, _, rest = method.partition("[")
     items = rest.rstrip("]").split()
+    bad = [kv for kv in items if "=" not in kv]
+    if bad:
+        raise SystemExit(f"{method}: settings in brackets are NAME=VALUE or --flag=value, not {' '.join(bad)}")
     env = dict(kv.split("=", 1) for kv in items if not kv.startswith("--"))
     return name, env, [kv for kv in items if kv.startswith("--")]
 
 
 def cpu_line() -> str:
     """The CPU the figures were measured on: its name, cores and the features that decide speed."""
-    from docbeam.pipeline.core.cpu_features import cpuinfo_flags
+    from docbeam.pipeline.core.cpu_features import cpu_name, cpuinfo_flags
 
-    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    name = next((ln.partition(":")[2].strip() for ln in text.splitlines() if ln.startswith("model name")), "?")
     wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_bf16")
     have = [f for f in wanted if f in cpuinfo_flags()]
-    return f"CPU: {name}, {CPUS} cores; features: {' '.join(have) or 'none of ' + ' '.join(wanted)}"
+    return f"CPU: {cpu_name()}, {CPUS} cores; features: {' '.join(have) or 'none of ' + ' '.join(wanted)}"
 
 
 def _spawn(method: str, corpus: Path, out: Path, extra: list[str]) -> dict:
