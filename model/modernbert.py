@@ -113,6 +113,8 @@ def _block(x, p: dict, segment_ids, positions, cfg: EncoderConfig, window: int |
     q, k, v = rope(q, positions, theta).astype(low), rope(k, positions, theta).astype(low), v.astype(low)
     ctx = attend(q, k, v, segment_ids=segment_ids, window=window).reshape(b, t, cfg.hidden)
     x = x + dense(ctx, p["attn_out"])
+    # No optimization barrier after the GeGLU, unlike bert.py's GELU: its TPU bytes were not
+    # measured with one (the long-context compile takes most of an hour on two cores).
     gate_in, gate = jnp.split(dense(layer_norm(x, p["mlp_ln"], cfg.layer_norm_eps), p["mlp_in"]), 2, axis=-1)
     return x + dense(activation(cfg.activation, cfg.arch)(gate_in) * gate, p["mlp_out"])
 

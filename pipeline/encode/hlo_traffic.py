@@ -25,9 +25,9 @@ _OPERAND = re.compile(r"%([\w.\-]+)")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 _KIND = re.compile(r"kind=(k\w+)")
 # Instructions that move nothing: aliases of their operand, bookkeeping, or the second half
-# of an asynchronous copy (counted at its start).
+# of an asynchronous op (`*-done`: counted at its `*-start`).
 _FREE = {
-    "parameter", "constant", "bitcast", "get-tuple-element", "tuple", "copy-done",
+    "parameter", "constant", "bitcast", "get-tuple-element", "tuple",
     "after-all", "partition-id", "replica-id", "iota",
 }  # fmt: skip
 
@@ -59,7 +59,7 @@ def _entry_lines(hlo: str) -> list[str]:
     body = hlo.split("\nENTRY ", 1)[1].split("\n", 1)[1]
     lines: list[str] = []
     for raw in body.split("\n"):
-        if raw.startswith("}") and not raw.startswith("}}"):
+        if raw.rstrip() == "}":  # the computation's end; `}"` or `},` continue a config
             break
         if _INSTRUCTION.match(raw) or not lines:
             lines.append(raw)
@@ -69,7 +69,7 @@ def _entry_lines(hlo: str) -> list[str]:
 
 
 def _fold(op_name: str) -> str:
-    path = op_name.split("/", 1)[1] if op_name.startswith("jit(") else op_name
+    path = (op_name.partition("/")[2] or op_name) if op_name.startswith("jit(") else op_name
     path = re.sub(r"layer_\d+", "layer_*", path)
     # Pallas and vmap wrappers repeat the kernel's name: keep the path up to the first of them.
     return re.sub(r"/(vmap|jit)\(.*$", "", path)
@@ -85,12 +85,14 @@ def instructions(hlo: str) -> list[tuple[str, str, str, int]]:
             continue
         name, shape, opcode, rest = m.groups()
         shapes[name] = shape
-        if opcode in _FREE:
+        if opcode in _FREE or opcode.endswith("-done"):
             continue
         args = rest.split(")", 1)[0] if opcode != "custom-call" else rest.split("), custom_call_target", 1)[0]
         moved = shape_bytes(shape) + sum(shape_bytes(shapes.get(o, "")) for o in _OPERAND.findall(args))
         if opcode == "copy-start":  # (destination, source, context): one array copied
             moved = 2 * shape_bytes(shapes.get(_OPERAND.findall(args)[0], ""))
+        elif opcode.endswith("-start"):  # collectives: the operands read, the result written once
+            moved = sum(shape_bytes(shapes.get(o, "")) for o in _OPERAND.findall(args)) * 2
         kind = _KIND.search(rest)
         what = _OP_NAME.search(rest)
         label = f"{opcode} ({kind.group(1)})" if opcode == "fusion" and kind else opcode

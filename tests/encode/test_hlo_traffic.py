@@ -53,3 +53,18 @@ ENTRY %main (p: bf16[8,128]) -> bf16[8,128] {
     assert got["layer_*/split"] == ("copy", 2 * 8 * 128 * 2)
     assert got["layer_*/shard_map/attention_splash"] == ("custom-call", 8 * 128 * (4 + 2) + 2 * 8 * 128 * 2)
     assert hlo_traffic.shape_bytes("(f32[2,3]{1,0}, pred[4])") == 28
+
+
+def test_async_collectives_count_once_and_an_op_name_without_a_path_is_kept():
+    hlo = """HloModule m
+
+ENTRY %main (p: f32[4,256]) -> f32[4,256] {
+  %p = f32[4,256]{1,0} parameter(0)
+  %ars = f32[4,256]{1,0} all-reduce-start(%p), replica_groups={}, metadata={op_name="jit(run)/pooling/psum"}
+  %ard = f32[4,256]{1,0} all-reduce-done(%ars), metadata={op_name="jit(run)/pooling/psum"}
+  ROOT %n = f32[4,256]{1,0} negate(%ard), metadata={op_name="jit(run)"}
+}
+"""
+    got = {x.what: (x.count, x.bytes) for x in hlo_traffic.where_bytes_go(hlo)}
+    assert got["pooling/psum"] == (1, 2 * 4 * 256 * 4)  # read and written once; the -done is free
+    assert got["jit(run)"] == (1, 2 * 4 * 256 * 4)
