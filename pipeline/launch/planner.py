@@ -24,7 +24,7 @@ from docbeam.pipeline.core import cpu_features, fingerprint, languages, tables
 from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
-from docbeam.pipeline.encode.packing import PackSpec, default_rows
+from docbeam.pipeline.encode.packing import PackSpec, default_rows, pool_batches, tokens_per_batch
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
@@ -201,13 +201,14 @@ def jax_local_chips(platform: str) -> int:
 
 
 def pack_spec(batch_rows: int | None, seq_len: int, platform: str, chips: int) -> PackSpec:
-    """Rows per batch: --batch-rows, else the same token budget per batch at every row length
-    (packing.default_rows: fewer, longer rows at long windows), per chip on a TPU worker. Compiled
-    for v5e:4 (`docbeam compile`, README), the default model's bound rose from 1.50M tokens/s per
-    chip at 2,048 tokens per chip to 1.85M at 8,192 (weights read once per more tokens), using
-    114 MB of 16 GiB; 32,768 per chip gave no more (1.75M)."""
-    rows = default_rows(seq_len) * (chips if platform == "tpu" else 1)
-    return PackSpec(rows=batch_rows or rows, seq_len=seq_len)
+    """Rows per batch: --batch-rows, else the platform's token budget per batch at every row
+    length (packing.default_rows: fewer, longer rows at long windows), per chip on a TPU
+    worker. Compiled for v5e:4 (`docbeam compile`, README), the default model's bound rose
+    from 1.50M tokens/s per chip at 2,048 tokens per chip to 1.85M at 8,192 (weights read once
+    per more tokens), using 114 MB of 16 GiB; 32,768 per chip gave no more (1.75M). A CPU
+    batch is 1,024 tokens (packing.CPU_TOKENS_PER_BATCH: activations that stay in cache)."""
+    rows = batch_rows or default_rows(seq_len, tokens_per_batch(platform)) * (chips if platform == "tpu" else 1)
+    return PackSpec(rows=rows, seq_len=seq_len, pool_batches=pool_batches(rows, seq_len))
 
 
 def resolve_dtype(requested: str, platform: str, cpu_flags: frozenset[str] | None = None) -> tuple[str, str]:
@@ -241,7 +242,7 @@ def _ner_error(exc: Exception) -> UsageError:
     return UsageError(text if text.startswith("--ner-model") else f"--ner-model: {text}")
 
 
-def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
+def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str, platform: str = "cpu", chips: int = 1) -> NerPlan | None:
     """--ner-model resolved like --model (a hub id once, here) and checked before the job: a
     BERT / XLM-R token classifier with BIO labels and its classifier weights."""
     if not d.ner_model:
@@ -260,7 +261,7 @@ def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str) -> NerPlan | None:
         windowing = Windowing.of(seq, d.stride, specials=ckpt.special.count)
     except (CheckpointError, ValueError) as exc:
         raise _ner_error(exc) from exc
-    pack = PackSpec(rows=default_rows(seq), seq_len=seq)
+    pack = pack_spec(None, seq, platform, chips)  # --batch-rows sizes the embedding model's batches only
     encoder = EncoderSettings(
         path,
         ckpt.weights_sha256,  # workers refuse other weights than the ones planned with
@@ -381,10 +382,10 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     dtype, dtype_reason = platform_dtype(d.dtype, options, d.hardware)
     frame, windowing = resolve_windowing(d, ckpt)
     kinds, settings, exs = resolve_extractors(options)
-    ner = ner_plan(d, kinds, dtype)
     prompt = frame.prompt.name if frame.prompt else None
     platform = _platform(options, d.hardware)
     chips = parse_spec(d.hardware)[1] if d.hardware and not runners.is_local(options) else jax_local_chips(platform)
+    ner = ner_plan(d, kinds, dtype, platform, chips)
     pack = pack_spec(d.batch_rows, windowing.max_seq_len, platform, chips)
     outputs_depend_on = {
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),

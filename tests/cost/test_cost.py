@@ -214,7 +214,7 @@ def test_estimate_states_its_basis_in_document_tokens(tmp_path):
     assert s["doc_ids"] == sx["doc_ids"] and len(s["doc_ids"]) == s["documents"] == 12
     assert s["files"] == {"articles.jsonl": 12}
     assert s["document_tokens_per_document"] == sx["document_tokens_per_document"]  # one meaning
-    assert sx["encoder_tokens_per_document_token"] > 1.5 * s["encoder_tokens_per_document_token"] > 1.5
+    assert sx["encoder_tokens_per_document_token"] > 1.25 * s["encoder_tokens_per_document_token"] > 1.25
     spread = s["document_tokens_spread"]
     assert spread["min"] <= spread["median"] <= spread["max"] and spread["median"] == statistics.median(spread["all"])
     assert s["document_tokens_per_document"] == pytest.approx(statistics.mean(spread["all"]))

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_host_work_goes_on_while_a_batch_is_on_the_device(tmp_path):
-    docs = [{"id": f"d{i}", "text": f"Document {i} about packed rows and accelerators. " * 40} for i in range(160)]
+    docs = [{"id": f"d{i}", "text": f"Document {i} about packed rows and accelerators. " * 120} for i in range(160)]
     for shard in range(4):
         write_jsonl(tmp_path / f"part-{shard}.jsonl", docs[shard::4])
     r = measure([str(tmp_path / "part-*.jsonl")], tmp_path / "out", device_us=20, extra=["--batch-rows", "4"])
