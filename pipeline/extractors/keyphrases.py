@@ -204,8 +204,8 @@ class Keyphrases(Extractor):
         # The lower-cased phrase is what gets embedded, as KeyBERT does; the row shows the value.
         ids = encode_short(phrases, tokenizer, special, max_seq_len) if phrases else []
         if self.ngrams[0] == 1 < self.ngrams[1]:
-            keep = self.worth_encoding({p: len(i) for p, i in zip(phrases, ids)})
-            phrases, ids = [p for p in phrases if p in keep], [i for p, i in zip(phrases, ids) if p in keep]
+            encode = self.worth_encoding({p: len(i) for p, i in zip(phrases, ids)})
+            phrases, ids = [p for p in phrases if p in encode], [i for p, i in zip(phrases, ids) if p in encode]
         reference = []
         if phrases and self.reference == "first-window":
             # KeyBERT embeds the document truncated at the model's window; the first chunk ends
