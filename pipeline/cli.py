@@ -116,7 +116,8 @@ def _compile_flags(parser) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="after each table, the N ops that move the most bytes in the largest batch (from the compiled HLO)",
+        help="after each encoder's table, the N ops (HLO instructions grouped by the JAX op that made them) that "
+        "move the most bytes per token in its largest batch, with their share of all the bytes",
     )
 
 

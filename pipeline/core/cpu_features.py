@@ -25,6 +25,10 @@ def this_cpu() -> frozenset[str]:
     return frozenset(pinned.split()) if pinned is not None else cpuinfo_flags()
 
 
+def pinned() -> bool:
+    return os.environ.get(OVERRIDE) is not None
+
+
 @functools.cache
 def cpuinfo_flags() -> frozenset[str]:
     """The first `flags` (x86) or `Features` (Arm) line of /proc/cpuinfo; empty where there is

@@ -242,17 +242,18 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "dtype",
         default="auto",
         choices=["auto", *DTYPES],
-        help="encoder compute dtype; auto: bfloat16 on TPU and GPU workers and on a CPU with AVX-512 BF16 or "
-        "AMX, float32 on other CPUs (the manifest records which and why); bfloat16 dense layers accumulate "
-        "in float32",
+        help="encoder compute dtype; auto: bfloat16 on TPU and GPU workers and on a local CPU with AVX-512 BF16 "
+        "or AMX (its /proc/cpuinfo flags, or $DOCBEAM_CPU_FLAGS), float32 on other CPUs and remote CPU workers "
+        "(the manifest records which and why); bfloat16 dense layers accumulate in float32",
     )
     _flag(
         parser,
         "batch-rows",
         type=positive_int,
         default=None,
-        help="rows of --max-seq-len tokens per encoder batch; default 8192 tokens' worth (32 rows of 256, "
-        "1 row of 8192); shorter row lengths get the same token budget",
+        help="rows of --max-seq-len tokens per encoder batch; default 1024 tokens' worth on a CPU (4 rows of "
+        "256), 8192 on a GPU or per TPU chip (32 rows of 256, 1 row of 8192); shorter row lengths get the same "
+        "token budget",
     )
     _flag(
         parser,

@@ -234,7 +234,10 @@ def platform_dtype(requested: str, options: PipelineOptions, hardware: str | Non
     """resolve_dtype for where this run's encoder runs: this machine's CPU flags for a local run."""
     platform = _platform(options, hardware)
     local_cpu = platform == "cpu" and runners.is_local(options)
-    return resolve_dtype(requested, platform, cpu_features.this_cpu() if local_cpu else None)
+    dtype, reason = resolve_dtype(requested, platform, cpu_features.this_cpu() if local_cpu else None)
+    if local_cpu and requested == "auto" and cpu_features.pinned():
+        reason += f" (flags from ${cpu_features.OVERRIDE}, not this CPU's)"
+    return dtype, reason
 
 
 def _ner_error(exc: Exception) -> UsageError:

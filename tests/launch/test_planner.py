@@ -55,12 +55,15 @@ def test_this_cpus_flags_are_read_from_proc_cpuinfo_unless_pinned(monkeypatch, t
         assert cpu_features.cpu_name() == "Some CPU"
         plan = make_plan(PipelineOptions(["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path / "o")]))
         assert plan.encoder.dtype == "bfloat16" and "AVX-512 BF16 (avx512_bf16)" in plan.dtype_reason
+        assert "DOCBEAM_CPU_FLAGS" not in plan.dtype_reason  # read from the CPU itself
         info.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16\n")  # Arm: no x86 bf16 unit
         cpu_features.cpuinfo_flags.cache_clear()
         assert resolve_dtype("auto", "cpu", cpu_features.this_cpu())[1].endswith("widened to float32 for every product")
         assert "none of AVX512F, AVX2, FMA, AVX" in resolve_dtype("auto", "cpu", cpu_features.this_cpu())[1]
         monkeypatch.setenv("DOCBEAM_CPU_FLAGS", "avx2")  # pinned: the file is not read
         assert cpu_features.this_cpu() == {"avx2"}
+        plan = make_plan(PipelineOptions(["--input", str(SAMPLES / "notes.txt"), "--output", str(tmp_path / "p")]))
+        assert plan.dtype_reason.endswith("(flags from $DOCBEAM_CPU_FLAGS, not this CPU's)")
     finally:
         cpu_features.cpuinfo_flags.cache_clear()
 
