@@ -13,7 +13,7 @@ import numpy as np
 from docbeam.model.checkpoint import describe_checkpoint
 from docbeam.pipeline.core.records import Document
 from docbeam.pipeline.encode.doc_pooling import doc_embedding
-from docbeam.pipeline.encode.packing import Packer, PackSpec, default_rows, pool_batches, tokens_per_batch
+from docbeam.pipeline.encode.packing import Packer, spec_for
 from docbeam.pipeline.encode.runtime import EncoderRuntime, EncoderSettings
 from docbeam.pipeline.ingest.chunking import Frame, Windowing, chunk_documents
 from docbeam.pipeline.ingest.language_id import AUTO, language_of
@@ -43,8 +43,7 @@ class Embedder:
         self.frame = Frame.of(ckpt, prompt_name, query=True)
         self.windowing = Windowing.of(seq, stride, specials=self.frame.count)
         self.language = language  # as --language: a code for every text, or auto: each text's own
-        rows = default_rows(seq, tokens_per_batch(jax.default_backend()))
-        self.pack = PackSpec(rows=rows, seq_len=seq, pool_batches=pool_batches(rows, seq))
+        self.pack = spec_for(seq, jax.default_backend())
         # The encoder loads the same files the tokenizer above came from (pinned, as on a worker).
         pins = checkpoint_files_sha256(local, ckpt.weights_sha256)
         self.runtime = EncoderRuntime(EncoderSettings(model, None, attention, dtype, self.pack, files_sha256=pins))

@@ -55,6 +55,13 @@ def pool_batches(rows: int, seq_len: int) -> int:
     return max(4, POOL_TOKENS // (rows * seq_len))
 
 
+def spec_for(seq_len: int, platform: str, chips: int = 1, rows: int | None = None) -> "PackSpec":
+    """The PackSpec of an encoder on `platform`: `rows` (--batch-rows), else the platform's
+    token budget per batch, per chip on a TPU; pools of POOL_TOKENS either way."""
+    rows = rows or default_rows(seq_len, tokens_per_batch(platform)) * (chips if platform == "tpu" else 1)
+    return PackSpec(rows=rows, seq_len=seq_len, pool_batches=pool_batches(rows, seq_len))
+
+
 @dataclass(frozen=True)
 class PackSpec:
     rows: int = 32  # rows in a full batch of the longest rows (seq_len)

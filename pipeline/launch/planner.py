@@ -24,7 +24,7 @@ from docbeam.pipeline.core import cpu_features, fingerprint, languages, tables
 from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
-from docbeam.pipeline.encode.packing import PackSpec, default_rows, pool_batches, tokens_per_batch
+from docbeam.pipeline.encode.packing import PackSpec, spec_for
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
@@ -207,8 +207,7 @@ def pack_spec(batch_rows: int | None, seq_len: int, platform: str, chips: int) -
     from 1.50M tokens/s per chip at 2,048 tokens per chip to 1.85M at 8,192 (weights read once
     per more tokens), using 114 MB of 16 GiB; 32,768 per chip gave no more (1.75M). A CPU
     batch is 1,024 tokens (packing.CPU_TOKENS_PER_BATCH: activations that stay in cache)."""
-    rows = batch_rows or default_rows(seq_len, tokens_per_batch(platform)) * (chips if platform == "tpu" else 1)
-    return PackSpec(rows=rows, seq_len=seq_len, pool_batches=pool_batches(rows, seq_len))
+    return spec_for(seq_len, platform, chips, batch_rows)
 
 
 def resolve_dtype(requested: str, platform: str, cpu_flags: frozenset[str] | None = None) -> tuple[str, str]:
