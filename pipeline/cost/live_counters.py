@@ -73,6 +73,7 @@ def snapshot() -> dict:
         "candidate_tokens": int(get(Stage.CHUNK, "live_candidate_tokens")),
         "document_tokens": int(get(Stage.CHUNK, "live_document_tokens")),
         "encoded_tokens": int(get(Stage.ENCODE, "tokens")),
+        "encode_seconds": get(Stage.ENCODE, "wall_us") / 1e6,
         "stage": active,
         "note": text,
     }

@@ -16,9 +16,9 @@ rows of SHORT_ROW tokens of their own at any window: attention over 64 tokens in
 256, and fewer segments per row to pool. Before a longer row goes out, shorter segments
 fill the room its segments leave (the padding it would carry otherwise; a filler token pays
 attention over the longer row, a padding token the same and the whole layer stack besides):
-on the embed benchmark's 2,000-document corpora padding fell from 7.5% to 5.8% and from 6.1%
-to 3.9% of the encoder's tokens, their cost in full-row token units by 1.5% and 1.9%
-(`python -m tests.benchmarks.packing_cost`).
+on the embed benchmark's 2,000-document corpora, in the CPU's batches of 4 rows, padding fell
+from 7.7% to 6.3% and from 6.1% to 3.9% of the encoder's tokens, their cost in full-row token
+units by 1.3% and 1.9% (`python -m tests.benchmarks.packing_cost`, which shows 32 rows too).
 """
 
 import bisect
@@ -39,6 +39,7 @@ TOKENS_PER_BATCH = 8192  # default budget on accelerators: 32 rows of 256, 16 of
 CPU_TOKENS_PER_BATCH = 1024
 POOL_TOKENS = 4 * TOKENS_PER_BATCH  # a length's pool is packed once this many tokens wait
 MAX_DEFAULT_ROWS = 32
+SNUG = 32  # a segment within 1/SNUG of its row's length fills the row alone (8 tokens at 256)
 
 
 def tokens_per_batch(platform: str) -> int:
@@ -202,17 +203,27 @@ def split_rows(n: int, shapes: tuple[int, ...]) -> list[int]:
 
 class Packer:
     """Accumulates segments, one pool per row length; hands out full batches as soon as a
-    pool allows."""
+    pool allows. A segment that leaves less than 1/SNUG of its row free (a full window: most
+    chunks of a long document) is a row of its own whatever the pool holds, so such rows go
+    out a batch at a time without waiting: the encoder starts on a long document at once
+    instead of at the pool's end, and waiting could only have added a few filler tokens."""
 
     def __init__(self, spec: PackSpec):
         self.spec = spec
         self.pending: dict[int, list[Segment]] = {n: [] for n in spec.lengths}
         self.pending_tokens = dict.fromkeys(spec.lengths, 0)
+        self.snug: dict[int, list[Segment]] = {n: [] for n in spec.lengths}
 
     def add(self, seg: Segment) -> list[PackedBatch]:
         """The batches this segment completes (usually none: it joins its length's pool)."""
         n = len(seg.ids)
         length = self.spec.length_for(n)
+        if length - n < length // SNUG:
+            self.snug[length].append(seg)
+            if len(self.snug[length]) < self.spec.rows_for(length):
+                return []
+            rows, self.snug[length] = self._pack(self.snug[length], length), []
+            return [to_batch(rows, self.spec, length)]
         self.pending[length].append(seg)
         self.pending_tokens[length] += n
         if self.pending_tokens[length] >= self.spec.pool_batches * self.spec.rows_for(length) * length:
@@ -221,20 +232,26 @@ class Packer:
 
     def flush(self) -> Iterator[PackedBatch]:
         for length in self.spec.lengths:
+            self.pending[length] += self.snug[length]
+            self.snug[length] = []
             yield from self._emit(length, final=True)
+
+    def _pack(self, segments: list[Segment], length: int) -> list[list[Segment]]:
+        """pack_rows, then shorter segments fill the room that these rows leave (a 200-token
+        chunk leaves 56): a filler token costs attention over the longer row, a padding token
+        costs the whole layer stack; the rest keep waiting for rows of their own."""
+        shorter = [n for n in self.spec.lengths if n < length] if self.spec.fill else []
+        fillers = [s for n in shorter for s in self.pending[n]]
+        rows = pack_rows(segments, self.spec, length, fillers)
+        for n in shorter:
+            self.pending[n] = [s for s in fillers if self.spec.length_for(s.n_tokens) == n]
+            self.pending_tokens[n] = sum(s.n_tokens for s in self.pending[n])
+        return rows
 
     def _emit(self, length: int, final: bool) -> Iterator[PackedBatch]:
         if not self.pending[length]:
             return
-        # Shorter segments fill the room that long ones leave in their rows (a 200-token chunk
-        # leaves 56): a filler token costs attention over the longer row, a padding token
-        # costs the whole layer stack; the rest keep waiting for rows of their own.
-        shorter = [n for n in self.spec.lengths if n < length] if self.spec.fill else []
-        fillers = [s for n in shorter for s in self.pending[n]]
-        rows = pack_rows(self.pending[length], self.spec, length, fillers)
-        for n in shorter:
-            self.pending[n] = [s for s in fillers if self.spec.length_for(s.n_tokens) == n]
-            self.pending_tokens[n] = sum(s.n_tokens for s in self.pending[n])
+        rows = self._pack(self.pending[length], length)
         full = self.spec.rows_for(length)
         # Fullest rows go out; the emptiest rows' segments wait to be packed with newcomers.
         rows.sort(key=lambda row: -sum(s.n_tokens for s in row))

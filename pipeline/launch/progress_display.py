@@ -85,8 +85,9 @@ class Progress:
     the ETA. What it reports as done never goes backwards (estimates of the totals may move).
 
     The ETA is the encoder work left (every window and extraction candidate, in encoder
-    tokens) at the encoder's rate since its first batch; once the encoder is done, the
-    documents left to assemble (and extract from) at the rate they are written."""
+    tokens) at the encoder's rate since its first batch (its busy-time pace until a second
+    sample gives one); once the encoder is done, the documents left to assemble (and extract
+    from) at the rate they are written."""
 
     def __init__(self, files: int, size: int):
         self.files, self.size = files, size
@@ -122,6 +123,10 @@ class Progress:
         done["fraction"] = max(done["fraction"], fraction)
         eta: float | None = None
         encode_rate = self._rate(self._encode_start, elapsed, encoded)
+        if not encode_rate and encoded and snap.get("encode_seconds"):
+            # Until a second sample gives a rate: the encoder's own pace (busy time only, so
+            # a hopeful first figure), rather than no ETA for a short job's whole encoding.
+            encode_rate = encoded / snap["encode_seconds"]
         if finished:
             eta = 0.0
         elif work and encoded < work * 0.999 and encode_rate > 0:

@@ -70,6 +70,23 @@ def test_packing_is_deterministic_whatever_the_arrival_order():
     assert run(segs) == run(list(reversed(segs)))
 
 
+def test_full_windows_leave_a_batch_at_a_time_without_waiting_for_the_pool():
+    """A long document's windows nearly fill their rows alone: a batch of them goes to the
+    encoder as soon as it is whole (a 32k-token pool would hold a 5,000-token document until
+    the bundle ends, and progress inside it with it), with short segments in the room left."""
+    spec = PackSpec(rows=4, seq_len=256, pool_batches=32)
+    packer = Packer(spec)
+    assert packer.add(seg(4, "c0")) == [] and packer.add(seg(120, "p0")) == []  # both wait for their pools
+    windows = [seg(250, f"w{i}") for i in range(9)]
+    out = [packer.add(w) for w in windows]
+    assert [len(b) for b in out] == [0, 0, 0, 1, 0, 0, 0, 1, 0]
+    first = out[3][0]
+    assert first.shape == (4, 256) and {s.uid for _, _, s in first.slots} == {"w0", "w1", "w2", "w3", "c0"}
+    rest = list(packer.flush())
+    seen = sorted(s.uid for b in [first, out[7][0], *rest] for _, _, s in b.slots)
+    assert seen == sorted(["c0", "p0"] + [w.uid for w in windows])  # every segment exactly once
+
+
 def test_short_segments_get_short_rows_and_fill_the_room_long_rows_leave():
     """Extraction candidates (a few tokens) get 64-token rows of their own, where attention
     is over 64 tokens, and fill the room long segments leave in full-window rows (a padding

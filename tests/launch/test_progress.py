@@ -60,6 +60,19 @@ def test_one_long_document_shows_progress_inside_it_and_an_eta():
     assert [s["fraction"] for s in seen] == sorted(s["fraction"] for s in seen) and seen[0]["fraction"] > 0
 
 
+def test_the_first_sample_with_encoded_tokens_already_has_an_eta():
+    """A short job's encoding may end before a second sample: its ETA comes from the
+    encoder's own pace (tokens over the encoder's busy seconds) until then."""
+    p = Progress(files=1, size=CHARS)
+    _read_one_file()
+    _chunk(60_000, 15_000, start=True)  # 150,000 encoder tokens in all
+    StageMeter(Stage.ENCODE).add(tokens=15_000, wall_us=3e6)  # 5,000 tokens/s while busy
+    d = p.update(live_counters.snapshot(), 10)
+    assert d["eta_seconds"] == pytest.approx(135_000 / 5_000) and d["eta"] == "0:00:27"
+    _encode(15_000)  # then the rate since the first batch: 15,000 tokens in 10 s
+    assert p.update(live_counters.snapshot(), 20)["eta_seconds"] == pytest.approx(120_000 / 1_500)
+
+
 def test_the_eta_covers_extraction_candidates():
     """A document's candidates are known as its chunking starts: they are encoder work the
     ETA counts, before any of them reaches the encoder."""
