@@ -13,13 +13,20 @@ os.environ.setdefault("PYTHONSAFEPATH", "1")
 # --dtype auto goes by the CPU's bfloat16 instructions: pinned to an AVX2 CPU, so runs are float32
 # and their parity checks hold on whatever machine runs the suite.
 os.environ["DOCBEAM_CPU_FLAGS"] = "avx avx2 fma"
+# A local CPU is split into XLA devices by its cores (encode.cpu_devices): pinned to two, the
+# split this suite's CI machine makes, and made before any test starts JAX, so every test
+# process encodes on the same devices whatever ran in it first.
+os.environ["DOCBEAM_CPU_DEVICES"] = "2"
 # Compiled encoders shared by every test process of a session (and the next session here),
 # not written to the user's own ~/.cache.
 os.environ.setdefault("DOCBEAM_COMPILE_CACHE", os.path.join(tempfile.gettempdir(), "docbeam-test-xla"))
 
 import pytest
 
+from docbeam.pipeline.encode import cpu_devices
 from tests.helpers import SAMPLES, run_job
+
+cpu_devices.split()
 
 
 @pytest.fixture(scope="session")

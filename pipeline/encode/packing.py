@@ -58,8 +58,10 @@ def pool_batches(rows: int, seq_len: int) -> int:
 
 def spec_for(seq_len: int, platform: str, chips: int = 1, rows: int | None = None) -> "PackSpec":
     """The PackSpec of an encoder on `platform`: `rows` (--batch-rows), else the platform's
-    token budget per batch, per chip on a TPU; pools of POOL_TOKENS either way."""
-    rows = rows or default_rows(seq_len, tokens_per_batch(platform)) * (chips if platform == "tpu" else 1)
+    token budget per batch, per chip on a TPU, and on a CPU a row at least for each of its
+    `chips` devices; pools of POOL_TOKENS either way."""
+    per_batch = default_rows(seq_len, tokens_per_batch(platform))
+    rows = rows or {"tpu": per_batch * chips, "cpu": max(per_batch, chips)}.get(platform, per_batch)
     return PackSpec(rows=rows, seq_len=seq_len, pool_batches=pool_batches(rows, seq_len))
 
 

@@ -23,6 +23,7 @@ from docbeam.pipeline.core.sink_uri import redact, redact_args, without_sinks
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
+from docbeam.pipeline.encode import cpu_devices
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.ingest import language_id
@@ -159,6 +160,7 @@ class WavesDone:
 
 def prepare(argv: list[str]) -> Launch:
     """Flags -> a checked plan, staged for remote workers, priced, its kernels chosen."""
+    cpu_devices.split()  # for callers other than the CLI; a no-op once JAX has started
     options = PipelineOptions(argv)
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)

@@ -196,8 +196,9 @@ def _platform(options: PipelineOptions, hardware: str | None) -> str:
 
 
 def jax_local_chips(platform: str) -> int:
-    """The accelerator chips this process drives (1 where the batch budget is not per chip)."""
-    return jax.local_device_count() if platform == "tpu" else 1
+    """The devices this process drives that size a batch: TPU chips (a budget each), CPU
+    devices (a row each at least; encode.cpu_devices); 1 on a GPU (a budget per batch)."""
+    return jax.local_device_count() if platform in ("tpu", "cpu") else 1
 
 
 def pack_spec(batch_rows: int | None, seq_len: int, platform: str, chips: int) -> PackSpec:
