@@ -17,7 +17,6 @@ from docbeam.pipeline.core import interrupt
 from docbeam.pipeline.core.command_line import Parser, check_job_args, without_own_flags
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import DTYPES, UsageError, positive_int
-from docbeam.pipeline.encode import cpu_devices
 
 USAGE = """usage: docbeam <command> [options]
 
@@ -436,10 +435,6 @@ COMMANDS = {
 }
 
 
-# Commands whose encoder may run in this process: a local CPU is split into devices for them.
-ENCODES_HERE = ("run", "embed", "search", "estimate")
-
-
 def main(argv: list[str] | None = None) -> int:
     interrupt.install()  # before anything slow loads: a Ctrl-C there is remembered, never lost
     # On a machine without a TPU, libtpu (the tpu extra) is noisy at JAX start-up.
@@ -461,8 +456,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"docbeam: unknown command {command!r}{hint}", file=sys.stderr)
         return ExitStatus.USAGE
     try:
-        if command in ENCODES_HERE:
-            cpu_devices.split()  # before JAX starts
         return COMMANDS[command](argv[1:])
     except UsageError as exc:
         print(f"docbeam {command}: {exc}", file=sys.stderr)
