@@ -40,7 +40,8 @@ TIMELINE_POINTS = 400
 NOTES = (
     "`other` is time no stage metered: Beam's start-up, shuffles between stages, sink finalisation.",
     "`device s` is the time the encoder waited for its results; on a CPU run that is the same cores that do "
-    "everything else, so it overlaps the other stages' seconds.",
+    "everything else, so it overlaps the other stages' seconds (on a CPU split into devices the encoder computes "
+    "as it dispatches: its seconds are in `wall s`, and `device s` is small).",
     "Segments are what the encoder ran: chunks, plus extraction candidates and label descriptions.",
 )
 

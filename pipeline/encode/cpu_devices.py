@@ -3,7 +3,7 @@
 XLA's CPU backend runs much of a transformer layer besides the matmuls (norms, softmax, the
 fused elementwise work between them) on one thread: a 2,000-document run on 2 cores used
 177% of the CPU. Split into two devices, each encoding its half of a batch's rows, both
-cores stay busy: end to end 1.09x (uniform) and 1.06x (mixed corpus) the single device's
+cores stay busy: end to end 1.12x (uniform) and 1.07x (mixed corpus) the single device's
 speed, 200 documents, median of 3 (`python -m tests.benchmarks.embed`, AMD EPYC, 2 cores,
 AVX2). Beyond MAX_DEVICES more devices would need bigger batches (a row each at least) and
 were not measured. JAX takes the count only before its backends start, so `split` runs first
