@@ -6,9 +6,9 @@ fused elementwise work between them) on one thread: a 2,000-document run on 2 co
 cores stay busy: end to end 1.12x (uniform) and 1.07x (mixed corpus) the single device's
 speed, 200 documents, median of 3 (`python -m tests.benchmarks.embed`, AMD EPYC, 2 cores,
 AVX2). Beyond MAX_DEVICES more devices would need bigger batches (a row each at least) and
-were not measured. JAX takes the count only before its backends start, so `split` runs first
-thing in each process that encodes; CPU workers elsewhere keep one device (their cores are
-not known at launch).
+were not measured. JAX takes the count only before its backends start, so `job.prepare`
+calls `split` before the planner starts them; CPU workers elsewhere keep one device (their
+cores are not known at launch).
 """
 
 import os

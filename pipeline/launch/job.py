@@ -160,7 +160,7 @@ class WavesDone:
 
 def prepare(argv: list[str]) -> Launch:
     """Flags -> a checked plan, staged for remote workers, priced, its kernels chosen."""
-    cpu_devices.split()  # for callers other than the CLI; a no-op once JAX has started
+    cpu_devices.split()  # before the planner starts JAX; a no-op if something already has
     options = PipelineOptions(argv)
     d = options.view_as(DocbeamOptions)
     plan = make_plan(options)
