@@ -74,10 +74,12 @@ def cmd_estimate(argv: list[str]) -> int:
     ns = check_job_args(argv, "docbeam estimate", required=("input",), more=_estimate_flags)
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    from docbeam.pipeline.encode import cpu_devices
     from docbeam.pipeline.launch.console import configure_logging
     from docbeam.pipeline.launch.estimate import estimate, render
     from docbeam.pipeline.launch.planner import make_plan
 
+    cpu_devices.split()  # the sample runs on the devices `docbeam run` would use
     configure_logging()
     options = PipelineOptions(without_own_flags(argv, _estimate_flags))
     plan = make_plan(options, needs_output=False)
@@ -200,9 +202,11 @@ def cmd_embed(argv: list[str]) -> int:
     from docbeam.kernels import api as kernels
     from docbeam.model.config import CheckpointError
     from docbeam.pipeline.core.cpu_features import this_cpu
+    from docbeam.pipeline.encode import cpu_devices
     from docbeam.pipeline.encode.embed import Embedder
     from docbeam.pipeline.launch.planner import resolve_dtype
 
+    cpu_devices.split()  # as `docbeam run` encodes
     dtype, _ = resolve_dtype(ns.dtype, kernels.platform_of_backend(), this_cpu())
     try:
         vectors = Embedder(ns.model, dtype=dtype, attention=ns.attention, prompt_name=ns.prompt_name)(texts)

@@ -61,7 +61,8 @@ def check_job_args(
         epilog=(
             "Beam's own pipeline options (--runner, --direct_num_workers, --project, ...) pass through. "
             "Environment: DOCBEAM_COMPILE_CACHE (compiled encoders kept here; default ~/.cache/docbeam/xla, "
-            "'off' disables), DOCBEAM_PROGRESS_SECONDS (progress line interval off a terminal, default 30)."
+            "'off' disables), DOCBEAM_PROGRESS_SECONDS (progress line interval off a terminal, default 30), "
+            "DOCBEAM_CPU_DEVICES (XLA devices a local CPU is split into; default one per core, up to 4)."
         ),
     )
     add_job_flags(parser, required=required)

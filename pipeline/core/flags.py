@@ -252,8 +252,9 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=positive_int,
         default=None,
         help="rows of --max-seq-len tokens per encoder batch; default 1024 tokens' worth on a CPU (4 rows of "
-        "256), 8192 on a GPU or per TPU chip (32 rows of 256, 1 row of 8192); shorter row lengths get the same "
-        "token budget",
+        "256, a row per CPU device at least), 8192 on a GPU or per TPU chip (32 rows of 256, 1 row of 8192); "
+        "shorter row lengths get the same token budget; a batch whose rows do not divide over the devices gets "
+        "empty rows (counted as padding)",
     )
     _flag(
         parser,

@@ -77,6 +77,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         b = job.batch
         vectors = self._unpack(b, out, kernel)
         real = b.real_tokens
+        fed = model.rows_on_devices(b.shape[0]) * b.shape[1]  # with the empty rows that even out the devices
         meter.add(
             elements_in=len(b.slots),
             elements_out=len(vectors),
@@ -87,7 +88,7 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
             compilations=stats.compilations,
             fallbacks=stats.fallbacks,
             tokens=real,
-            pad_tokens=b.tokens.size - real,
+            pad_tokens=fed - real,
         )
         self._watch_memory(meter)
         self._progress(model, real)

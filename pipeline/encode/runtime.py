@@ -206,7 +206,7 @@ class EncoderRuntime:
         # Layer-norm parameters (1-D) stay float32; matrices follow the compute dtype.
         return jnp.float32 if a.ndim == 1 else self.dtype
 
-    def _rows_on_devices(self, rows: int) -> int:
+    def rows_on_devices(self, rows: int) -> int:
         """Rows rounded up to a multiple of the device count: each device gets whole rows,
         and every kernel runs per device on its own (kernels.get(..., mesh=...))."""
         n = len(self.devices)
@@ -215,7 +215,7 @@ class EncoderRuntime:
     def _device_args(self, batch: PackedBatch) -> list[jax.Array]:
         # A batch whose rows do not divide over the devices gets empty rows (segment id 0):
         # their vectors are zeros and are dropped; nothing is replicated or gathered.
-        extra = self._rows_on_devices(batch.shape[0]) - batch.shape[0]
+        extra = self.rows_on_devices(batch.shape[0]) - batch.shape[0]
         sharding = NamedSharding(self.mesh, PartitionSpec("data", None))
         arrays = (batch.tokens, batch.segment_ids, batch.positions, batch.pool_mask)
         return [jax.device_put(np.pad(x, ((0, extra), (0, 0))) if extra else x, sharding) for x in arrays]
@@ -225,7 +225,7 @@ class EncoderRuntime:
         length's batch row counts (rounded up to whole rows per device)."""
         pack = self.settings.pack
         keys = {
-            (self._rows_on_devices(rows), n, pack.segments_for(n)) for n in pack.lengths for rows in pack.shapes_for(n)
+            (self.rows_on_devices(rows), n, pack.segments_for(n)) for n in pack.lengths for rows in pack.shapes_for(n)
         }
         return sorted(keys, key=lambda k: (-k[1], -k[0]))
 
@@ -261,7 +261,7 @@ class EncoderRuntime:
     def _executable(self, batch: PackedBatch, stats: "EncodeStats"):
         """One compiled executable per batch shape (rows, row length, pooling slots)."""
         rows, seq = batch.shape
-        key = (rows := self._rows_on_devices(rows), seq, batch.max_segments)
+        key = (rows := self.rows_on_devices(rows), seq, batch.max_segments)
         with self._lock:  # RunInference shares one runtime between threads: compile each shape once
             if key not in self._executables:
                 t0 = time.perf_counter()

@@ -25,7 +25,11 @@ def test_metrics_add_up(sample_run):
     assert t["parse"]["elements_out"] + t["parse"]["rejected"] == m["counts"]["read"]
     assert t["assemble"]["elements_out"] == m["counts"]["ok"]
     assert t["chunk"]["elements_out"] == t["pack"]["elements_in"] == t["encode"]["elements_in"] == m["counts"]["chunks"]
-    assert t["pack"]["tokens"] == t["encode"]["tokens"] and t["pack"]["pad_tokens"] == t["encode"]["pad_tokens"]
+    assert t["pack"]["tokens"] == t["encode"]["tokens"]
+    # The encoder's padding is the packer's plus whole empty rows that even a batch out over the
+    # devices (a tail batch of one row on the suite's two CPU devices).
+    extra_padding = t["encode"]["pad_tokens"] - t["pack"]["pad_tokens"]
+    assert extra_padding >= 0 and extra_padding % 64 == 0
     written = m["counts"]["ok"] + m["counts"]["chunks"] + m["counts"]["extractions"] + m["counts"]["rejected"]
     assert t["write"]["elements_in"] == written
     # At most one compilation per batch shape the packer can emit; 0 when an earlier test in

@@ -64,3 +64,16 @@ def test_two_devices_write_the_vectors_one_device_writes(tmp_path):
     assert one["platform"]["devices"] == ["cpu:0"] and two["platform"]["devices"] == ["cpu:0", "cpu:1"]
     assert vectors_one.shape == vectors_two.shape and len(vectors_one) > 20
     np.testing.assert_allclose(vectors_two, vectors_one, atol=2e-6)
+
+
+@pytest.mark.slow
+def test_empty_rows_that_even_out_the_devices_are_counted_as_padding(tmp_path):
+    """--batch-rows 3 on two devices: each batch goes out with a fourth, empty row; the
+    encoder's padding counts it (the packer's does not), so "the encoder ran N" is honest."""
+    from tests.helpers import run_job
+
+    totals = run_job(SAMPLES / "*.md", tmp_path / "out", "--batch-rows", "3").stage_totals
+    packed, encoded = totals["pack"], totals["encode"]
+    assert encoded["tokens"] == packed["tokens"]
+    extra = encoded["pad_tokens"] - packed["pad_tokens"]
+    assert extra > 0 and extra % 64 == 0, (packed, encoded)  # whole empty rows of 256 or 64 tokens
