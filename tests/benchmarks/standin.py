@@ -36,6 +36,9 @@ class StandInRuntime:
         slots = max(sid for _, sid, _ in batch.slots)
         return np.full((batch.shape[0], slots, self.dim), self.dim**-0.5, np.float32)
 
+    def rows_on_devices(self, rows: int) -> int:
+        return rows  # one stand-in device: no empty rows
+
     def start(self, batch) -> InFlight:
         job = InFlight(batch, self.device.submit(self._run, batch), EncodeStats(batches=1))
         job.host_before = live_counters.snapshot()["chunked_tokens"]
