@@ -40,7 +40,7 @@ def cmd_run(argv: list[str]) -> int:
 
 
 def cmd_submit(argv: list[str]) -> int:
-    from docbeam.pipeline.launch import submit
+    from docbeam.pipeline.launch.commands import submit
 
     ns = check_job_args(argv, "docbeam submit", more=submit.add_submit_args)
     opts = submit.dataflow_options(ns)
@@ -75,9 +75,9 @@ def cmd_estimate(argv: list[str]) -> int:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.encode import cpu_devices
-    from docbeam.pipeline.launch.console import configure_logging
-    from docbeam.pipeline.launch.estimate import estimate, render
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.commands.estimate import estimate, render
+    from docbeam.pipeline.launch.display.console import configure_logging
+    from docbeam.pipeline.launch.planning.planner import make_plan
 
     cpu_devices.split()  # the sample runs on the devices `docbeam run` would use
     configure_logging()
@@ -95,8 +95,8 @@ def cmd_estimate(argv: list[str]) -> int:
 def _compile_ok(options, hardware: str, pricing: str | None, top: int = 0) -> bool:
     from docbeam.kernels import api as kernels
     from docbeam.pipeline.encode.aot import CompileUnavailable
-    from docbeam.pipeline.launch.compile_check import check
-    from docbeam.pipeline.launch.console import configure_logging
+    from docbeam.pipeline.launch.commands.compile_check import check
+    from docbeam.pipeline.launch.display.console import configure_logging
 
     configure_logging()
     try:
@@ -204,7 +204,7 @@ def cmd_embed(argv: list[str]) -> int:
     from docbeam.pipeline.core.cpu_features import this_cpu
     from docbeam.pipeline.encode import cpu_devices
     from docbeam.pipeline.encode.embed import Embedder
-    from docbeam.pipeline.launch.planner import resolve_dtype
+    from docbeam.pipeline.launch.planning.planner import resolve_dtype
 
     cpu_devices.split()  # as `docbeam run` encodes
     dtype, _ = resolve_dtype(ns.dtype, kernels.platform_of_backend(), this_cpu())
@@ -276,7 +276,7 @@ def cmd_search(argv: list[str]) -> int:
 def _store_hits(uri: str, vector, top_k: int) -> list[dict]:
     """The store's top chunks as `docbeam search` hits (a store keeps no character offsets)."""
     from docbeam.pipeline.core.sink_uri import parse, redact, redact_text
-    from docbeam.pipeline.graph.vector_stores import StoreError, client_errors, query_store, unreachable
+    from docbeam.pipeline.stores import StoreError, client_errors, query_store, unreachable
 
     try:
         sink = parse(uri)

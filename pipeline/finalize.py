@@ -4,7 +4,7 @@ launch.finalize's."""
 
 import sys
 
-from docbeam.pipeline.launch.dataflow_finish import main
+from docbeam.pipeline.launch.commands.dataflow_finish import main
 
 if __name__ == "__main__":
     sys.exit(main())

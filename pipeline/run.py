@@ -17,13 +17,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.
     interrupt.install()
     try:
         ns = check_job_args(argv, prog, description=RUN_DESCRIPTION)
-        from docbeam.pipeline.launch import preflight  # local --input and --output, still before Beam
+        from docbeam.pipeline.launch.planning import preflight  # local --input and --output, still before Beam
 
         preflight.check(ns)
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return ExitStatus.USAGE
-    from docbeam.pipeline.launch.console import run_main  # Beam and JAX load here, after the check
+    from docbeam.pipeline.launch.display.console import run_main  # Beam and JAX load here, after the check
 
     return run_main(argv, prog)
 

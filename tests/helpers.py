@@ -8,7 +8,7 @@ from pathlib import Path
 
 from docbeam.pipeline.cost.memwatch import rss_bytes
 from docbeam.pipeline.io import outputs
-from docbeam.pipeline.launch.job import run
+from docbeam.pipeline.launch.running.job import run
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples" / "docs"

@@ -16,7 +16,7 @@ from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.extractors import SHARED_UID
-from docbeam.pipeline.graph import ner_branch, reuse, sinks
+from docbeam.pipeline.graph import ner_branch, reuse, table_writers
 from docbeam.pipeline.graph.dofns import (
     Assemble,
     ChunkDocuments,
@@ -113,5 +113,5 @@ def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
         tables.EXTRACTIONS: tables.EXTRACTIONS_SCHEMA,
     }
     for table, schema in schemas.items():
-        sinks.write_parquet(outputs[table], tables.file_prefix(out, table, name), schema, table.capitalize())
-    sinks.write_errors(outputs[ERRORS], tables.file_prefix(out, ERRORS, name))
+        table_writers.write_parquet(outputs[table], tables.file_prefix(out, table, name), schema, table.capitalize())
+    table_writers.write_errors(outputs[ERRORS], tables.file_prefix(out, ERRORS, name))

@@ -1,7 +1,7 @@
 """The Beam job that writes a run's chunks to one `--sink` store through ml.rag's write transform.
 
     chunks/*.parquet + documents/*.parquet (doc_id, metadata)
-        -> join on doc_id -> ml.rag Chunk (vector_stores.to_chunk) -> VectorDatabaseWriteTransform
+        -> join on doc_id -> ml.rag Chunk (stores.base.to_chunk) -> VectorDatabaseWriteTransform
 
 It runs after the run's waves have committed their Parquet, over the whole chunks/ folder:
 Parquet is the record of the run, so a store that fails never costs the run its outputs, a
@@ -17,7 +17,7 @@ from apache_beam.ml.rag.ingestion.base import VectorDatabaseWriteTransform
 
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.metering import NAMESPACE, StageMeter
-from docbeam.pipeline.graph.vector_stores import to_chunk
+from docbeam.pipeline.stores.base import to_chunk
 
 CHUNK_COLUMNS = ["doc_id", "chunk_index", "embedding", "text", "page_start", "page_end", "section"]
 

@@ -62,7 +62,7 @@ def worker_docbeam(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dic
     import numpy as np
 
     from docbeam.pipeline.io import outputs
-    from docbeam.pipeline.launch.job import run
+    from docbeam.pipeline.launch.running.job import run
 
     t0 = time.perf_counter()
     res = run(

@@ -45,8 +45,8 @@ def corpus(args, tmp: Path, shards: int = 8) -> list[str]:
 def measure(inputs: list[str], out: Path, device_us: float, extra: list[str], threads: int = 1) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from docbeam.pipeline.launch.job import run
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.planning.planner import make_plan
+    from docbeam.pipeline.launch.running.job import run
 
     argv = [
         "--input",

@@ -12,7 +12,7 @@ from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
 from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.encode.packing import PackSpec, default_rows
 from docbeam.pipeline.io import storage
-from docbeam.pipeline.launch.job import BudgetSpent
+from docbeam.pipeline.launch.running.job import BudgetSpent
 from tests.helpers import SAMPLES, run_job, table
 
 TABLE = PriceTable.load()
@@ -153,8 +153,8 @@ class LeakyHandler(EncoderHandler):
 def test_leak_detector_in_a_real_run(tmp_path, leaky, caplog):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from docbeam.pipeline.launch.job import run
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.planning.planner import make_plan
+    from docbeam.pipeline.launch.running.job import run
 
     argv = [
         "--input",
@@ -183,8 +183,8 @@ def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
     """`docbeam estimate` as the CLI runs it: flags -> plan -> estimate."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from docbeam.pipeline.launch.estimate import estimate
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.commands.estimate import estimate
+    from docbeam.pipeline.launch.planning.planner import make_plan
 
     options = PipelineOptions(["--input", *globs, *flags])
     return estimate(make_plan(options, needs_output=False), options, pricing=None, **kw)
@@ -209,7 +209,7 @@ def test_estimate_states_its_basis_in_document_tokens(tmp_path):
     encoder's extra work with extractions is its own, labelled figure)."""
     import statistics
 
-    from docbeam.pipeline.launch.estimate import render
+    from docbeam.pipeline.launch.commands.estimate import render
 
     files = [SAMPLES / "articles.jsonl", SAMPLES / "guide.md", SAMPLES / "notes.txt"]
     plain = _estimate([str(f) for f in files], [], sample_size=12, hardware="l4")

@@ -155,7 +155,7 @@ def tiny_full_batch(tiny) -> tuple[tuple[int, int, int], str]:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.encode.runtime import EncoderRuntime
-    from docbeam.pipeline.launch.compile_check import worker_settings
+    from docbeam.pipeline.launch.commands.compile_check import worker_settings
 
     t = aot.target("tpu-v5e", 4)
     (_, settings), *_ = worker_settings(PipelineOptions([f"--model={tiny}"]), 4)[0]

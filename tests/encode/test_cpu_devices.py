@@ -14,7 +14,7 @@ import pytest
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.encode import cpu_devices
 from docbeam.pipeline.encode.packing import spec_for
-from docbeam.pipeline.launch.planner import jax_local_chips
+from docbeam.pipeline.launch.planning.planner import jax_local_chips
 from tests.helpers import SAMPLES, table
 
 DOCBEAM = str(Path(sys.executable).parent / "docbeam")

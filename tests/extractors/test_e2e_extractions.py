@@ -182,7 +182,7 @@ def test_report_and_summary_count_the_rows_of_each_kind(extracted):
     from collections import Counter
 
     from docbeam.pipeline.cost import report
-    from docbeam.pipeline.launch.console import summary
+    from docbeam.pipeline.launch.display.console import summary
 
     out, res = extracted
     kinds = Counter(table(out, "extractions", ["kind"]).column("kind").to_pylist())
@@ -204,8 +204,8 @@ def test_report_and_summary_count_the_rows_of_each_kind(extracted):
 def test_summary_says_when_an_extractor_wrote_nothing():
     from docbeam.pipeline.extractors.entities import Entities
     from docbeam.pipeline.extractors.labels import Labels
-    from docbeam.pipeline.launch.console import extraction_lines
-    from docbeam.pipeline.launch.manifest import extraction_kinds
+    from docbeam.pipeline.launch.after_run.manifest import extraction_kinds
+    from docbeam.pipeline.launch.display.console import extraction_lines
 
     counts = extraction_kinds(["entity:url", "entity:url", "entity:date"], [Entities(), Labels()])
     assert counts == {"entity:date": 1, "entity:url": 2, "label": 0}

@@ -265,7 +265,7 @@ def test_flags_reach_the_extractors(tmp_path):
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from docbeam.pipeline.core.flags import LABEL_MIN_SCORE
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.planning.planner import make_plan
     from tests.helpers import SAMPLES
 
     def plan(*flags):
@@ -330,7 +330,7 @@ def test_an_extractor_whose_rows_change_reruns_on_reuse(tmp_path, monkeypatch):
 
     from docbeam.pipeline.core import fingerprint
     from docbeam.pipeline.extractors.summary import Summary
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.planning.planner import make_plan
     from tests.helpers import SAMPLES
 
     def settings():

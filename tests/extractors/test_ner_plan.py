@@ -11,7 +11,7 @@ from docbeam.model.checkpoint import default_checkpoint_dir, sha256_of
 from docbeam.pipeline.core.flags import UsageError, job_parser
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION
 from docbeam.pipeline.io import checkpoints
-from docbeam.pipeline.launch.planner import make_plan, stage_for_workers
+from docbeam.pipeline.launch.planning.planner import make_plan, stage_for_workers
 from tests.extractors.ner_checkpoints import CONLL, ner_checkpoint
 from tests.helpers import SAMPLES
 from tests.io.test_hub import COMMIT, lay_out_cache

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from docbeam.pipeline.io import outputs
-from docbeam.pipeline.launch import manifest
+from docbeam.pipeline.launch.after_run import manifest
 from tests.corpus import build_corpus
 from tests.helpers import REPO, run_job, write_jsonl
 from tests.reference import cosine

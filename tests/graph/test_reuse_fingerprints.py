@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from docbeam.pipeline.launch import console, manifest
+from docbeam.pipeline.launch.after_run import manifest
+from docbeam.pipeline.launch.display import console
 from tests.corpus import build_corpus
 from tests.helpers import REPO, run_job, table, write_jsonl
 

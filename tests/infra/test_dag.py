@@ -63,9 +63,9 @@ from apache_beam.options.pipeline_options import (  # noqa: E402
     WorkerOptions,
 )
 
-import docbeam.pipeline.launch.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
+import docbeam.pipeline.launch.running.options  # noqa: E402,F401  (registers docbeam's own flags with Beam)
 from docbeam.pipeline.core.hardware import catalogue  # noqa: E402
-from docbeam.pipeline.launch import submit  # noqa: E402
+from docbeam.pipeline.launch.commands import submit  # noqa: E402
 
 DS = "2026-12-01"
 JOB_KEYS = {"input", "output", "attention", "max_seq_len", "overwrite", "extract", "hardware", "reuse"}
@@ -317,7 +317,7 @@ def test_the_finalize_task_fails_when_the_run_failed(dags, monkeypatch, tmp_path
     run that rejected everything fails its task instead of ending green."""
     import types
 
-    import docbeam.pipeline.launch.dataflow_finish as fin
+    import docbeam.pipeline.launch.commands.dataflow_finish as fin
 
     verdicts = iter([{"ok": True, "problems": []}, {"ok": False, "problems": ["every document (3) was rejected"]}])
 
@@ -341,7 +341,7 @@ def test_the_daily_run_reuses_the_last_good_output(dags, gcs_emulator):
     params = params_for(dag, bucket=bucket, reuse_previous=True)
     first = dag.get_task("resolve").python_callable(params=params, ds="2026-12-01")
     assert "reuse" not in first["pipeline_options"]  # the first run of a series: nothing to reuse
-    from docbeam.pipeline.launch import latest
+    from docbeam.pipeline.launch.after_run import latest
 
     latest.mark(first["root"], first["output"])
     second = dag.get_task("resolve").python_callable(params=params, ds="2026-12-02")

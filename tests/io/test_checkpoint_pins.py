@@ -12,7 +12,7 @@ import pytest
 
 from docbeam.model.checkpoint import default_checkpoint_dir, sha256_of
 from docbeam.pipeline.io import checkpoints
-from docbeam.pipeline.launch import job
+from docbeam.pipeline.launch.running import job
 from tests.helpers import SAMPLES, run_job
 
 

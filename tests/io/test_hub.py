@@ -18,7 +18,7 @@ from docbeam.model.checkpoint import DEFAULT_MODEL_NAME, DEFAULT_PACKAGE, defaul
 from docbeam.model.errors import CheckpointError
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import checkpoints, hub
-from docbeam.pipeline.launch.planner import make_plan, stage_for_workers
+from docbeam.pipeline.launch.planning.planner import make_plan, stage_for_workers
 from tests.helpers import SAMPLES, child_env
 from tests.model.tiny import write_tiny_bert
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from docbeam.pipeline.launch import dataflow_finish
+from docbeam.pipeline.launch.commands import dataflow_finish
 from tests.helpers import SAMPLES, run_job
 
 pytestmark = pytest.mark.slow
@@ -68,7 +68,7 @@ def test_finalize_writes_what_the_launcher_could_not(tmp_path):
 
 def test_finalize_fails_a_run_that_rejected_everything(tmp_path):
     """A scheduled run whose documents were all rejected must fail its finalize step."""
-    from docbeam.pipeline.launch.console import exit_status
+    from docbeam.pipeline.launch.display.console import exit_status
     from tests.helpers import write_jsonl
 
     src = write_jsonl(tmp_path / "in.jsonl", [{"id": i, "body": "no text field here"} for i in range(3)])

@@ -209,7 +209,7 @@ def test_overwrite_replaces_docbeam_runs_old_and_new_and_nothing_else(tmp_path):
 
 
 def test_a_killed_write_leaves_a_temporary_file_overwrite_still_accepts():
-    from docbeam.pipeline.launch.run_folder import owned
+    from docbeam.pipeline.launch.running.run_folder import owned
 
     # storage.write_bytes writes `.<name>.<random>.tmp` beside the file, then renames it.
     assert owned("_progress/.w0123456789.json.ab_c12x9.tmp") and owned("._manifest.json.k2j3h4g5.tmp")
@@ -220,7 +220,7 @@ def test_a_killed_write_leaves_a_temporary_file_overwrite_still_accepts():
 def test_a_folder_holding_only_a_refused_starts_marker_is_an_empty_output(tmp_path):
     """--budget-usd refuses to start after the marker is written: the same command again (a
     higher budget, say) must not be told the folder holds a run."""
-    from docbeam.pipeline.launch import run_folder
+    from docbeam.pipeline.launch.running import run_folder
 
     out = tmp_path / "out"
     out.mkdir()
@@ -231,7 +231,7 @@ def test_a_folder_holding_only_a_refused_starts_marker_is_an_empty_output(tmp_pa
 
 def test_the_run_marker_on_gcs(gcs_emulator):
     """A new gs:// run reads a marker that does not exist yet (GCS answers NotFound, not OSError)."""
-    from docbeam.pipeline.launch import run_folder
+    from docbeam.pipeline.launch.running import run_folder
 
     out = f"gs://{gcs_emulator.create_bucket()}/runs/new"
     assert not run_folder.is_run(out) and run_folder.run_id(out) is None

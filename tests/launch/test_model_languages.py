@@ -3,7 +3,7 @@ changes in a run's plan."""
 
 from docbeam.model.checkpoint import default_checkpoint_dir
 from docbeam.pipeline.ingest import language_id
-from docbeam.pipeline.launch.model_languages import (
+from docbeam.pipeline.launch.planning.model_languages import (
     MULTILINGUAL,
     ModelLanguages,
     counts,
@@ -46,7 +46,7 @@ def test_warning_from_a_fifth_of_the_documents():
 def test_auto_is_the_default_and_puts_the_detector_in_the_fingerprint(tmp_path):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from docbeam.pipeline.launch.planner import make_plan
+    from docbeam.pipeline.launch.planning.planner import make_plan
     from tests.helpers import SAMPLES
 
     def plan(*flags):

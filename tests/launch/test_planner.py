@@ -3,7 +3,7 @@
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from docbeam.pipeline.launch.planner import make_plan, resolve_dtype
+from docbeam.pipeline.launch.planning.planner import make_plan, resolve_dtype
 from tests.helpers import SAMPLES
 
 
@@ -75,10 +75,10 @@ def test_the_interrupt_log_filter_ends_on_an_exception_chain_that_loops():
     import subprocess
     import sys
 
-    from docbeam.pipeline.launch.console import _not_an_interrupt
+    from docbeam.pipeline.launch.display.console import _not_an_interrupt
 
     code = (
-        "import logging; from docbeam.pipeline.launch.console import _not_an_interrupt as f\n"
+        "import logging; from docbeam.pipeline.launch.display.console import _not_an_interrupt as f\n"
         "a, b = ValueError('a'), ValueError('b'); a.__context__, b.__context__ = b, a\n"
         "print(f(logging.LogRecord('x', logging.ERROR, 'f', 1, 'm', None, (ValueError, a, None))))"
     )

@@ -9,8 +9,8 @@ import pytest
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import live_counters
 from docbeam.pipeline.cost.metering import StageMeter
-from docbeam.pipeline.launch import job
-from docbeam.pipeline.launch.progress_display import Progress
+from docbeam.pipeline.launch.display.progress_display import Progress
+from docbeam.pipeline.launch.running import job
 from tests.helpers import run_job
 
 CHARS = 600_000  # one long document, as in the report: one file of ~600 KB

@@ -12,7 +12,7 @@ from apache_beam.options.pipeline_options import (
     WorkerOptions,
 )
 
-from docbeam.pipeline.launch import submit
+from docbeam.pipeline.launch.commands import submit
 
 BASE = [
     "--project",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from docbeam.pipeline.launch.console import summary
+from docbeam.pipeline.launch.display.console import summary
 from tests.helpers import run_job, table
 
 pytestmark = pytest.mark.slow

@@ -10,10 +10,12 @@ import pytest
 
 from docbeam.pipeline import run as run_module
 from docbeam.pipeline.core.sink_uri import parse
-from docbeam.pipeline.graph.vector_stores import chunk_id, query_store, store_for
-from docbeam.pipeline.launch.console import exit_status, summary
+from docbeam.pipeline.launch.display.console import exit_status, summary
+from docbeam.pipeline.stores import query_store, store_for
+from docbeam.pipeline.stores.base import chunk_id
 from tests.corpus import build_corpus
 from tests.helpers import run_job, table, write_jsonl
+from tests.support.store_dump import dump
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.slow
 def store_equals_parquet(uri: str, out) -> None:
     rows = table(out, "chunks").to_pylist()
     meta = {r["doc_id"]: r["metadata"] for r in table(out, "documents", ["doc_id", "metadata"]).to_pylist()}
-    held = store_for(parse(uri)).dump()
+    held = dump(store_for(parse(uri)))
     assert set(held) == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     for r in rows:
         h = held[chunk_id(r["doc_id"], r["chunk_index"])]
@@ -51,7 +53,7 @@ def runs(tmp_path_factory):
     milvus, qdrant = f"milvus://{root}/store.db", f"qdrant://{root}/qdrant"
     sinks = ["--sink", milvus, "--sink", qdrant]
     first = run_job(root / "v1.jsonl", root / "first", *sinks)
-    held = {uri: store_for(parse(uri)).dump() for uri in (milvus, qdrant)}
+    held = {uri: dump(store_for(parse(uri))) for uri in (milvus, qdrant)}
     # a store named for the first time in the --reuse run: it gets every chunk, reused or not
     fresh = ["--sink", f"milvus://{root}/named-later.db"]
     second = run_job(root / "v2" / "v2.jsonl", root / "second", "--reuse", str(root / "first"), *sinks, *fresh)

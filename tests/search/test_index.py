@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from docbeam.pipeline import cli
-from docbeam.pipeline.launch.run_folder import owned
+from docbeam.pipeline.launch.running.run_folder import owned
 from docbeam.pipeline.search import hits as hits_mod
 from docbeam.pipeline.search import index as ivf
 from docbeam.pipeline.search import index_files, search_hits
@@ -41,7 +41,7 @@ def test_tiny_inputs_get_at_most_one_list_per_row():
 
 def test_overwrite_deletes_an_index_with_the_run(tmp_path):
     from docbeam.pipeline.core.tables import INDEX_FILES
-    from docbeam.pipeline.launch import run_folder
+    from docbeam.pipeline.launch.running import run_folder
 
     out = str(tmp_path / "run")
     run_folder.mark(out)

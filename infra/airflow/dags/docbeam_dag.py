@@ -137,7 +137,7 @@ def job_options(params: dict, input_glob: str, output: str) -> dict:
 def compile_guard(job: dict, hardware: str) -> None:
     """`docbeam submit`'s TPU guard: the encoder compiled for the workers' chips here, before
     anything is billed; the task fails when a batch shape does not lower or fit."""
-    from docbeam.pipeline.launch.compile_check import check_job
+    from docbeam.pipeline.launch.commands.compile_check import check_job
 
     if not check_job(job, hardware):
         raise RuntimeError(f"the encoder does not compile or fit on {hardware} (see the log); nothing was submitted")
@@ -171,10 +171,10 @@ with DAG(
 
     @task(multiple_outputs=True)
     def resolve(params: dict | None = None, ds: str | None = None) -> dict:
-        from docbeam.pipeline.launch import submit
+        from docbeam.pipeline.launch.commands import submit
 
         ns = submit.parse_submit_args(submit_argv(params))
-        from docbeam.pipeline.launch import latest
+        from docbeam.pipeline.launch.after_run import latest
 
         bucket = params["bucket"]
         root = f"gs://{bucket}/{params['output_prefix']}"
@@ -216,8 +216,8 @@ with DAG(
 
     @task
     def finalize(output: str, root: str, ti=None) -> dict:
-        from docbeam.pipeline.launch import latest
-        from docbeam.pipeline.launch.dataflow_finish import finalize_dataflow
+        from docbeam.pipeline.launch.after_run import latest
+        from docbeam.pipeline.launch.commands.dataflow_finish import finalize_dataflow
 
         job_id = ti.xcom_pull(task_ids="run_dataflow", key="dataflow_job_id")
         result = finalize_dataflow(output, job_id)
@@ -242,7 +242,7 @@ with DAG(
 
     @task(multiple_outputs=True)
     def resolve_local(params: dict | None = None, ds: str | None = None) -> dict:
-        from docbeam.pipeline.launch import latest
+        from docbeam.pipeline.launch.after_run import latest
 
         job = job_options(params, params["input"], f"{params['output_root']}/{ds}")
         if params.get("reuse_previous"):
@@ -260,7 +260,7 @@ with DAG(
 
     @task
     def mark_latest(output: str, params: dict | None = None) -> dict:
-        from docbeam.pipeline.launch import latest
+        from docbeam.pipeline.launch.after_run import latest
 
         verdict = latest.mark_if_ok(params["output_root"], output)
         if not verdict["ok"]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from docbeam.pipeline.core import fingerprint, tables
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import storage
-from docbeam.pipeline.launch import run_folder
+from docbeam.pipeline.launch.running import run_folder
 
 
 @dataclass(frozen=True)

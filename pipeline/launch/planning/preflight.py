@@ -10,7 +10,7 @@ import re
 
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.ingest.sources import has_wildcard
-from docbeam.pipeline.launch import run_folder
+from docbeam.pipeline.launch.running import run_folder
 
 
 def _matches_nothing(pattern: str) -> bool:

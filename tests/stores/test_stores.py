@@ -1,5 +1,5 @@
 """--sink on a real Milvus Lite engine, without the model: a run's output folder is written by
-hand (documents/ and chunks/ Parquet), then launch.sinks writes it through ml.rag's Milvus writer
+hand (documents/ and chunks/ Parquet), then launch.after_run.sink_sync writes it through ml.rag's Milvus writer
 and reconciles the store with the store's own client."""
 
 import json
@@ -13,17 +13,12 @@ from pymilvus import DataType, MilvusClient
 
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.sink_uri import parse
-from docbeam.pipeline.graph.sinks import to_table
-from docbeam.pipeline.graph.vector_stores import (
-    StoreError,
-    chunk_id,
-    doc_key,
-    query_store,
-    store_for,
-    to_chunk,
-)
+from docbeam.pipeline.graph.table_writers import to_table
 from docbeam.pipeline.io import storage
-from docbeam.pipeline.launch import sinks
+from docbeam.pipeline.launch.after_run import sink_sync
+from docbeam.pipeline.stores import query_store, store_for
+from docbeam.pipeline.stores.base import StoreError, chunk_id, doc_key, to_chunk
+from tests.support.store_dump import dump
 
 DIM = 8
 
@@ -74,7 +69,7 @@ def write_output(
 
 
 def assert_store_equals(store, rows: list[dict]) -> None:
-    held = store.dump()
+    held = dump(store)
     assert set(held) == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     for r in rows:
         h = held[chunk_id(r["doc_id"], r["chunk_index"])]
@@ -124,17 +119,17 @@ def test_write_reuse_and_delete_leave_the_store_equal_to_the_parquet(tmp_path, s
     store = store_for(parse(uri))
     out = tmp_path / "out"
     first = write_output(out, {"a": 3, "b.pdf": 2, "c": 1, "gone": 2})
-    assert sinks.check([uri], DIM) == [True]
+    assert sink_sync.check([uri], DIM) == [True]
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    records, totals = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
+    records, totals = sink_sync.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
     assert records[0]["holds"] and records[0]["written"] == 8 and records[0]["deleted"] == 0
     assert totals["elements_in"] == 8 and totals["wall_us"] > 0
     assert_store_equals(store, first)
     # the next run: "a" now has one chunk (two surplus), "gone" removed, "c" changed, "new" added
     second = write_output(out, {"a": 1, "b.pdf": 2, "c": 1, "new": 2}, seed=1)
-    assert sinks.check([uri], DIM) == [False]
-    records, _ = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, ["gone"])
+    assert sink_sync.check([uri], DIM) == [False]
+    records, _ = sink_sync.write_all([uri], str(out), DIM, PipelineOptions([]), True, ["gone"])
     assert records[0]["holds"] and records[0]["deleted"] == 4  # a#1, a#2, gone#0, gone#1
     assert_store_equals(store, second)
     # the store answers a query as exact search over the Parquet output does
@@ -150,9 +145,9 @@ def test_write_reuse_and_delete_leave_the_store_equal_to_the_parquet(tmp_path, s
 @LOCAL_STORES
 def test_a_collection_of_another_dimension_is_refused_before_the_run(tmp_path, local):
     uri = local.format(tmp_path)
-    sinks.check([uri], DIM)
+    sink_sync.check([uri], DIM)
     with pytest.raises(Exception, match=rf"--sink {uri}: collection docbeam_chunks holds 8-dimensional"):
-        sinks.check([uri], 16)
+        sink_sync.check([uri], 16)
     with pytest.raises(StoreError):
         store_for(parse(uri)).ensure(16)
 
@@ -160,7 +155,7 @@ def test_a_collection_of_another_dimension_is_refused_before_the_run(tmp_path, l
 def test_the_same_store_twice_is_refused(tmp_path):
     uri = f"milvus://{tmp_path}/store.db"
     with pytest.raises(Exception, match="the same store"):
-        sinks.check([uri, uri], DIM)
+        sink_sync.check([uri, uri], DIM)
 
 
 def test_failed_writes_are_retried_then_listed_by_chunk_id_and_fail_the_sink(tmp_path, short_retries):
@@ -187,14 +182,14 @@ def test_failed_writes_are_retried_then_listed_by_chunk_id_and_fail_the_sink(tmp
     uri = f"milvus://{path}"
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    sinks.check([uri], DIM)  # the shape fits: the failure shows only when writing
-    (record,), totals = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
+    sink_sync.check([uri], DIM)  # the shape fits: the failure shows only when writing
+    (record,), totals = sink_sync.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
     assert not record["holds"] and record["failed"] == 3 and record["written"] == 0
     assert record["retries"] >= 1 and totals["retries"] == record["retries"]
     lines = [json.loads(x) for x in open(record["error_file"]).read().splitlines()]
     assert {x["chunk_id"] for x in lines} == {chunk_id(r["doc_id"], r["chunk_index"]) for r in rows}
     assert all(x["sink"] == uri and x["error"] for x in lines)
-    from docbeam.pipeline.launch.run_folder import owned
+    from docbeam.pipeline.launch.running.run_folder import owned
 
     assert owned(str(Path(record["error_file"]).relative_to(out)))  # --overwrite / --resume may delete it
 
@@ -210,7 +205,7 @@ def test_failed_writes_are_retried_then_listed_by_chunk_id_and_fail_the_sink(tmp
 )
 def test_secrets_of_a_sink_uri_are_redacted_everywhere_it_is_shown(uri, shown):
     from docbeam.pipeline.core.sink_uri import redact_args
-    from docbeam.pipeline.launch.job import _shown_options
+    from docbeam.pipeline.launch.running.job import _shown_options
 
     assert parse(uri).redacted == shown == str(parse(uri))
     assert redact_args(["--sink", uri, f"--sink={uri}", "--output", "o"]) == [
@@ -225,9 +220,9 @@ def test_secrets_of_a_sink_uri_are_redacted_everywhere_it_is_shown(uri, shown):
 
 
 def test_a_sink_that_failed_fails_the_run_with_the_accounting_status():
-    from docbeam.pipeline.launch import manifest
-    from docbeam.pipeline.launch.console import exit_status
-    from docbeam.pipeline.launch.job import RunResult
+    from docbeam.pipeline.launch.after_run import manifest
+    from docbeam.pipeline.launch.display.console import exit_status
+    from docbeam.pipeline.launch.running.job import RunResult
 
     check = {"holds": True, "read": 3, "ok": 3, "rejected": 0}
     failed = {"uri": "milvus:///s.db", "chunks": 5, "failed": 2, "holds": False, "error": "E", "error_file": "f.jsonl"}
@@ -245,10 +240,11 @@ def test_the_bigquery_writer_is_built_offline_and_its_rows_fit_its_schema():
     from apache_beam.io.gcp.bigquery_tools import beam_row_from_dict, get_beam_typehints_from_tableschema
     from apache_beam.ml.rag.ingestion.base import VectorDatabaseWriteTransform
 
-    from docbeam.pipeline.graph.vector_stores import BIGQUERY_SCHEMA, BigQueryStore
+    from docbeam.pipeline.stores import bigquery
+    from docbeam.pipeline.stores.bigquery import BIGQUERY_SCHEMA
 
     sink = parse("bigquery://my-project.rag.chunks")
-    config = BigQueryStore(sink).write_config(DIM)
+    config = bigquery.write_config(sink, DIM)
     assert config.write_config["table"] == "my-project.rag.chunks"
     assert VectorDatabaseWriteTransform(config).database_config is config
     assert type(config.create_write_transform()).__name__ == "_WriteToBigQueryVectorDatabase"
@@ -261,14 +257,14 @@ def test_the_bigquery_writer_is_built_offline_and_its_rows_fit_its_schema():
     assert beam_row.id == chunk_id("a.pdf", 1) and beam_row.page_start == 2 and beam_row.metadata == '{"lang": "en"}'
     assert list(beam_row.embedding) == [1.0] * DIM
     with pytest.raises(Exception, match="needs Java and Beam's expansion service"):
-        sinks.check(["bigquery://my-project.rag.chunks"], DIM)
+        sink_sync.check(["bigquery://my-project.rag.chunks"], DIM)
 
 
 def test_the_runs_beam_jobs_get_no_sink_uri_in_their_options():
     """The workers' options (shown by Dataflow) never carry a sink's secrets: the launcher writes."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from docbeam.pipeline.launch.job import Launch
+    from docbeam.pipeline.launch.running.job import Launch
 
     uri = "milvus://bob:hunter2@host:19530/c"
     argv = ["--input", "x", "--sink", uri, f"--sink={uri}", "--output", "o", "--direct_num_workers=2"]
@@ -290,7 +286,7 @@ def test_a_retried_client_error_is_logged_without_the_uri_or_its_secrets(short_r
         return "ok"
 
     with caplog.at_level("WARNING", logger="docbeam"):
-        assert sinks._retrying(fail, [], uri) == "ok"
+        assert sink_sync._retrying(fail, [], uri) == "ok"
     logged = caplog.text
     assert "attempt 1 failed" in logged and "milvus://root:***@db.example:19530/coll" in logged
     for secret in ("hunter2", "s3cr%2Ft", "s3cr/t"):
@@ -340,13 +336,13 @@ def test_text_and_metadata_over_milvus_limits_are_cut_not_failing_the_sink(tmp_p
         meta={"big": {"x": "y" * 70_000}},
     )
     uri = f"milvus://{tmp_path}/store.db"
-    sinks.check([uri], DIM)
-    (record,), _ = sinks.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
+    sink_sync.check([uri], DIM)
+    (record,), _ = sink_sync.write_all([uri], str(out), DIM, PipelineOptions([]), True, [])
     assert record["holds"] and record["written"] == 4 and record["truncated"] == 3
-    from docbeam.pipeline.launch.console import sink_lines
+    from docbeam.pipeline.launch.display.console import sink_lines
 
     assert "3 cut to the store's field limits" in sink_lines([record])[0]
-    held = store_for(parse(uri)).dump()
+    held = dump(store_for(parse(uri)))
     blob, fr = held[chunk_id("blob", 1)]["text"], held[chunk_id("fr", 0)]["text"]
     assert len(blob) == 65_535 and long_text.startswith(blob)
     assert len(fr.encode()) <= 65_535 and len(fr) == 32_767 and wide_text.startswith(fr)

@@ -23,6 +23,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import tenacity
@@ -32,10 +33,10 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.sink_uri import SinkUri, parse, redact, redact_text
 from docbeam.pipeline.core.stages import Stage
-from docbeam.pipeline.graph import vector_stores
-from docbeam.pipeline.graph.vector_stores import StoreError, chunk_id
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch.execute import execute_store_write
+from docbeam.pipeline.launch.running.execute import execute_store_write
+from docbeam.pipeline.stores import store_for
+from docbeam.pipeline.stores.base import StoreError, chunk_id
 
 log = logging.getLogger("docbeam")
 T = TypeVar("T")
@@ -54,7 +55,7 @@ def check(uris: list[str], dim: int) -> list[bool]:
             raise UsageError(f"--sink {sink.redacted}: the same store as --sink {seen[key]}")
         seen[key] = sink.redacted
         try:
-            created.append(vector_stores.store_for(sink).ensure(dim))
+            created.append(store_for(sink).ensure(dim))
         except StoreError as exc:
             raise UsageError(f"--sink {sink.redacted}: {redact_text(str(exc), [uri])}") from None
         except ImportError as exc:  # the store's client is an extra
@@ -101,32 +102,48 @@ def _retrying(fn: Callable[[], T], retries: list[int], uri: str) -> T:
     return retryer(fn)
 
 
+@dataclass(frozen=True)
+class RunChunks:
+    """What every store of a run is made to hold, read once from the committed output."""
+
+    output: str
+    chunk_files: list[str]  # chunks/*.parquet
+    doc_files: list[str]  # documents/*.parquet (each chunk's document metadata)
+    expected: dict[str, tuple[str, int]]  # chunk id -> (doc_id, chunk_index) of every chunk in chunks/
+    docs: set[str]  # documents whose stored chunks are reconciled: written, removed since --reuse, rejected
+
+
 def write_all(
     uris: list[str], output: str, dim: int, options: PipelineOptions, store_text: bool, removed: list[str]
 ) -> tuple[list[dict], dict]:
     """Steps 2-4 for every --sink; returns a record per store (for the manifest) and the sink
     stage's metrics (its wall time is the stores' write time, for the cost report)."""
     storage.delete_folder(tables.join(output, tables.SINK_ERRORS))  # an earlier attempt's, if any
-    chunk_files = outputs.files(output, tables.CHUNKS, ".parquet")
-    doc_files = outputs.files(output, tables.DOCUMENTS, ".parquet")
     table = outputs.read_table(output, tables.CHUNKS, ["doc_id", "chunk_index"])
     rows = list(zip(table.column("doc_id").to_pylist(), table.column("chunk_index").to_pylist())) if table else []
     expected = {chunk_id(d, i): (d, i) for d, i in rows}
     rejected = {e["doc_id"] for e in outputs.read_errors(output) if e.get("doc_id")}
-    docs = {d for d, _ in rows} | set(removed) | rejected
+    run = RunChunks(
+        output=output,
+        chunk_files=outputs.files(output, tables.CHUNKS, ".parquet"),
+        doc_files=outputs.files(output, tables.DOCUMENTS, ".parquet"),
+        expected=expected,
+        docs={d for d, _ in rows} | set(removed) | rejected,
+    )
     records: list[dict] = []
     totals: dict[str, float] = {}
     for uri in uris:
-        record, metrics = _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, expected, docs)
+        record, metrics = _write_one(uri, run, dim, options, store_text)
         records.append(record)
         for name, value in metrics.items():
             totals[name] = totals.get(name, 0) + value
     return records, totals
 
 
-def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, expected, docs) -> tuple[dict, dict]:
+def _write_one(uri: str, run: RunChunks, dim: int, options: PipelineOptions, store_text: bool) -> tuple[dict, dict]:
+    expected = run.expected
     sink = parse(uri)
-    store = vector_stores.store_for(sink)
+    store = store_for(sink)
     retries: list[int] = []
     t0 = time.perf_counter()
     error = None
@@ -135,7 +152,7 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
     try:
         metrics, _ = _retrying(
             lambda: execute_store_write(
-                chunk_files, doc_files, store.write_config(dim), store_text, job_options, store.fit
+                run.chunk_files, run.doc_files, store.write_config(dim), store_text, job_options, store.fit
             ),
             retries,
             uri,
@@ -148,7 +165,7 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
     stored: dict[str, str] = {}
     deleted, reconciled = 0, False
     try:
-        stored = _retrying(lambda: store.ids_of(docs), retries, uri)
+        stored = _retrying(lambda: store.ids_of(run.docs), retries, uri)
         stale = sorted(set(stored) - set(expected))
         deleted = _retrying(lambda: store.delete(stale), retries, uri) if stale else 0
         stored = {k: v for k, v in stored.items() if k in expected}
@@ -171,7 +188,7 @@ def _write_one(uri, output, dim, options, store_text, chunk_files, doc_files, ex
         "holds": not missing and reconciled,
     }
     if not record["holds"]:
-        path = error_file(output, sink)
+        path = error_file(run.output, sink)
         lines = "".join(
             json.dumps(
                 {

@@ -22,12 +22,12 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.io import storage
-from docbeam.pipeline.launch import waves
-from docbeam.pipeline.launch.console import configure_logging, exit_status, summary
-from docbeam.pipeline.launch.execute import stage_totals
-from docbeam.pipeline.launch.job import Launch, RunResult, WavesDone, finalize, make_rates
-from docbeam.pipeline.launch.options import DocbeamOptions
-from docbeam.pipeline.launch.planner import list_files, make_plan, remote_attention
+from docbeam.pipeline.launch.display.console import configure_logging, exit_status, summary
+from docbeam.pipeline.launch.planning.planner import list_files, make_plan, remote_attention
+from docbeam.pipeline.launch.running import waves
+from docbeam.pipeline.launch.running.execute import stage_totals
+from docbeam.pipeline.launch.running.job import Launch, RunResult, WavesDone, finalize, make_rates
+from docbeam.pipeline.launch.running.options import DocbeamOptions
 
 
 class _FinishedJob:

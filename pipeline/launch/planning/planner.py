@@ -40,8 +40,8 @@ from docbeam.pipeline.io.checkpoints import (
     installed_default_record,
     stage_checkpoint,
 )
-from docbeam.pipeline.launch import model_languages
-from docbeam.pipeline.launch.options import DocbeamOptions
+from docbeam.pipeline.launch.planning import model_languages
+from docbeam.pipeline.launch.running.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
 

@@ -36,8 +36,8 @@ from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import for_glob
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch.execute import execute
-from docbeam.pipeline.launch.planner import list_files
+from docbeam.pipeline.launch.planning.planner import list_files
+from docbeam.pipeline.launch.running.execute import execute
 
 
 class _Counting:
@@ -157,7 +157,7 @@ def compiled_roofline(options: PipelineOptions, hardware: str) -> float | None:
     if name == "cpu" or catalogue().get(name).kind != "tpu" or name in catalogue().measured:
         return None
     from docbeam.pipeline.encode import aot
-    from docbeam.pipeline.launch.compile_check import worker_settings
+    from docbeam.pipeline.launch.commands.compile_check import worker_settings
 
     try:
         t = aot.target(name, chips)

@@ -13,8 +13,8 @@ from docbeam.pipeline.core.hardware import HardwareError, parse_spec
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError
 from docbeam.pipeline.encode import aot
 from docbeam.pipeline.encode.runtime import EncoderSettings
-from docbeam.pipeline.launch.options import DocbeamOptions
-from docbeam.pipeline.launch.planner import make_plan, pack_spec, resolve_dtype
+from docbeam.pipeline.launch.planning.planner import make_plan, pack_spec, resolve_dtype
+from docbeam.pipeline.launch.running.options import DocbeamOptions
 
 HEADER = (
     f"{'batch':>12} {'kernel(s)':<26} {'compile':>8} {'args':>8} {'temp':>8} {'out':>7} {'code':>7} "

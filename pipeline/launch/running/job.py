@@ -28,18 +28,20 @@ from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch import manifest, model_languages, run_folder, sinks, waves
-from docbeam.pipeline.launch.estimate import estimate, render
-from docbeam.pipeline.launch.execute import execute
-from docbeam.pipeline.launch.options import DocbeamOptions
-from docbeam.pipeline.launch.planner import (
+from docbeam.pipeline.launch.after_run import manifest, sink_sync
+from docbeam.pipeline.launch.commands.estimate import estimate, render
+from docbeam.pipeline.launch.display.progress_display import Display
+from docbeam.pipeline.launch.planning import model_languages
+from docbeam.pipeline.launch.planning.planner import (
     list_files,
     make_plan,
     remote_attention,
     resolve_attention,
     stage_for_workers,
 )
-from docbeam.pipeline.launch.progress_display import Display
+from docbeam.pipeline.launch.running import run_folder, waves
+from docbeam.pipeline.launch.running.execute import execute
+from docbeam.pipeline.launch.running.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
 # Seconds between plain progress lines when stderr is not a terminal (CI, Airflow logs).
@@ -169,7 +171,7 @@ def prepare(argv: list[str]) -> Launch:
         plan = stage_for_workers(plan, options)
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
     if d.sink:  # before anything runs: a store that cannot take the chunks refuses the run (exit 2)
-        sinks.check(d.sink, plan.config.embedding_dim)
+        sink_sync.check(d.sink, plan.config.embedding_dim)
     return Launch(plan, options, argv, local, make_rates(d, local=local), attention)
 
 
@@ -374,7 +376,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     removed = _removed(plan)
     sink_records: list[dict] = []
     if launch.flags.sink:
-        sink_records, sink_totals = sinks.write_all(
+        sink_records, sink_totals = sink_sync.write_all(
             launch.flags.sink,
             plan.output,
             plan.config.embedding_dim,

@@ -7,7 +7,7 @@ import sys
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.cost import report
-from docbeam.pipeline.launch.job import Interrupted, RunResult, Stopped, run
+from docbeam.pipeline.launch.running.job import Interrupted, RunResult, Stopped, run
 
 
 def summary(res: RunResult) -> str:

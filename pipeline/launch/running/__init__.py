@@ -1,0 +1,1 @@
+"""Running one job: the driver (job), its waves, one Beam job (execute), Beam options, the run folder."""

@@ -1,0 +1,204 @@
+"""Milvus: Milvus Lite for a local .db file (`milvus:///path/to.db`), or a server."""
+
+import json
+import logging
+from collections.abc import Iterable
+
+import numpy as np
+from apache_beam.ml.rag.types import Chunk
+
+from docbeam.pipeline.core.sink_uri import SinkUri
+from docbeam.pipeline.stores.base import BATCH_DOCS, FIELDS, Hit, StoreError, VectorStore, batches, doc_key
+
+# Milvus's limits (milvus.io docs, "String Field" and "JSON Field"): a VARCHAR holds at most
+# max_length BYTES of UTF-8 (Milvus Lite 3.2 counts characters, a server counts bytes: capping
+# bytes fits both), a JSON value at most 65,536 bytes. One [UNK] token can span a whole base64
+# blob, so a chunk's text can exceed them, and one such row fails the whole batch on every retry.
+MILVUS_VARCHAR_BYTES = 65535  # docbeam's schema: doc_id, section, text
+MILVUS_JSON_BYTES = 65536
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """`text` cut to at most `max_bytes` of UTF-8, at a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", "ignore")
+
+
+def fit_milvus(chunk: Chunk) -> bool:
+    """Make a chunk fit docbeam's Milvus schema, in place: text, doc_id and section cut to
+    MILVUS_VARCHAR_BYTES, metadata over MILVUS_JSON_BYTES stored as null (doc_key, from the whole
+    doc_id, still finds the chunk). True when something was cut."""
+    m = chunk.metadata
+    cut = False
+    for name in ("text", "doc_id", "section"):
+        value = m.get(name)
+        if isinstance(value, str):
+            fitted = cut_utf8(value, MILVUS_VARCHAR_BYTES)
+            if fitted != value:
+                m[name], cut = fitted, True
+    if m.get("metadata") is not None and len(json.dumps(m["metadata"]).encode()) > MILVUS_JSON_BYTES:
+        m["metadata"], cut = None, True  # json.dumps escapes non-ASCII: an upper bound on the size
+    if cut and chunk.content.text is not None:
+        chunk.content.text = m.get("text")
+    return cut
+
+
+def _not_milvus_lite_noise(record: logging.LogRecord) -> bool:
+    # Milvus Lite (3.2) serves gRPC in this process and lacks AllocTimestamp, which pymilvus 3
+    # calls to start a query iterator; it then falls back to a client-side timestamp, which
+    # suits a single-process store. The traceback and the warning say nothing to act on.
+    message = record.getMessage()
+    return "Method not implemented" not in message and "failed to get mvccTs" not in message
+
+
+class MilvusStore(VectorStore):
+    fit = staticmethod(fit_milvus)  # applied to each Chunk before the write (graph.store_write)
+
+    def __init__(self, sink: SinkUri):
+        super().__init__(sink)
+        for name in ("grpc._server", "pymilvus.client.iterator.query_iterator"):
+            logger = logging.getLogger(name)
+            if _not_milvus_lite_noise not in logger.filters:
+                logger.addFilter(_not_milvus_lite_noise)
+
+    def _connection(self) -> dict:
+        s = self.sink
+        if s.local:
+            return {"uri": s.path}
+        scheme = "https" if s.params.get("https") in ("1", "true") else "http"
+        conn = {
+            "uri": f"{scheme}://{s.host}:{s.port or 19530}",
+            "db_name": s.params.get("db", "default"),
+            "timeout": float(s.params.get("timeout", 10)),  # seconds to connect: an unreachable store answers soon
+        }
+        if s.user:
+            conn.update(user=s.user, password=s.secrets.get("password", ""))
+        if "token" in s.secrets:
+            conn["token"] = s.secrets["token"]
+        return conn
+
+    def client(self):
+        from pymilvus import MilvusClient
+
+        return MilvusClient(**self._connection())
+
+    def write_config(self, dim: int):
+        """ml.rag's Milvus writer config: one column per field of the record."""
+        from apache_beam.ml.rag.ingestion.jdbc_common import WriteConfig
+        from apache_beam.ml.rag.ingestion.milvus_search import MilvusVectorWriterConfig, MilvusWriteConfig
+        from apache_beam.ml.rag.ingestion.postgres_common import ColumnSpec
+        from apache_beam.ml.rag.utils import MilvusConnectionParameters
+
+        conn = self._connection()
+        specs = [
+            ColumnSpec("id", str, lambda c: c.id),
+            ColumnSpec("embedding", list, lambda c: list(c.dense_embedding or [])),
+            ColumnSpec("doc_key", str, lambda c: c.metadata["doc_key"]),
+            *[ColumnSpec(f, object, _field(f)) for f in FIELDS],
+        ]
+        return MilvusVectorWriterConfig(
+            connection_params=MilvusConnectionParameters(**conn),
+            write_config=MilvusWriteConfig(
+                collection_name=self.collection, write_config=WriteConfig(write_batch_size=500)
+            ),
+            column_specs=specs,
+        )
+
+    def ensure(self, dim: int) -> bool:
+        """Create the collection if absent (True when it was created); refuse one whose vectors
+        have another dimension or that lacks docbeam's fields."""
+        from pymilvus import DataType, MilvusClient
+
+        c = self.client()
+        try:
+            if c.has_collection(self.collection):
+                info = c.describe_collection(self.collection)
+                fields = {f["name"]: f for f in info["fields"]}
+                have = fields.get("embedding", {}).get("params", {}).get("dim")
+                if have is not None and int(have) != dim:
+                    raise StoreError(
+                        f"collection {self.collection} holds {have}-dimensional vectors; this run's are {dim}"
+                    )
+                missing = [f for f in ("id", "embedding", "doc_key", *FIELDS) if f not in fields]
+                if missing:
+                    raise StoreError(f"collection {self.collection} lacks the fields {', '.join(missing)}")
+                c.load_collection(self.collection)
+                return False
+            schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=36)
+            schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=dim)
+            schema.add_field("doc_key", DataType.VARCHAR, max_length=32)
+            schema.add_field("doc_id", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES)
+            schema.add_field("chunk_index", DataType.INT64)
+            schema.add_field("page_start", DataType.INT32, nullable=True)
+            schema.add_field("page_end", DataType.INT32, nullable=True)
+            schema.add_field("section", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES, nullable=True)
+            schema.add_field("metadata", DataType.JSON, nullable=True)
+            schema.add_field("text", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES, nullable=True)
+            index = c.prepare_index_params()
+            # FLAT: exact inner product, so the store's top-k is the Parquet output's top-k.
+            index.add_index("embedding", index_type="FLAT", metric_type="IP")
+            if not self.sink.local:  # Milvus Lite indexes vectors only
+                index.add_index("doc_key", index_type="INVERTED")
+            c.create_collection(self.collection, schema=schema, index_params=index, consistency_level="Strong")
+            return True
+        finally:
+            c.close()
+
+    def ids_of(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """chunk id -> doc_id of every chunk stored for these documents."""
+        keys = {doc_key(d): d for d in doc_ids}
+        out: dict[str, str] = {}
+        c = self.client()
+        try:
+            c.load_collection(self.collection)
+            for batch in batches(sorted(keys), BATCH_DOCS):
+                it = c.query_iterator(
+                    self.collection,
+                    batch_size=1000,
+                    filter=f"doc_key in {json.dumps(batch)}",
+                    output_fields=["id", "doc_key"],
+                )
+                while rows := it.next():
+                    out.update({r["id"]: keys[r["doc_key"]] for r in rows})
+                it.close()
+        finally:
+            c.close()
+        return out
+
+    def _delete_batch(self, client, ids: list[str]) -> None:
+        client.delete(self.collection, ids=ids)
+
+    def query(self, vector: np.ndarray, top_k: int) -> list[Hit]:
+        c = self.client()
+        try:
+            c.load_collection(self.collection)
+            res = c.search(
+                self.collection,
+                [np.asarray(vector, np.float32).tolist()],
+                limit=top_k,
+                anns_field="embedding",
+                search_params={"metric_type": "IP"},
+                output_fields=["doc_id", "chunk_index", "page_start", "section", "text"],
+            )
+        finally:
+            c.close()
+        return [
+            Hit(
+                h["id"],
+                e["doc_id"],
+                e["chunk_index"],
+                float(h["distance"]),
+                e.get("page_start"),
+                e.get("section"),
+                e.get("text"),
+            )
+            for h in res[0]
+            for e in [h["entity"]]
+        ]
+
+
+def _field(name: str):
+    return lambda c: c.metadata.get(name)
