@@ -96,7 +96,8 @@ class QdrantStore(VectorStore):
     def _delete_batch(self, client, ids: list[str]) -> None:
         from qdrant_client import models
 
-        client.delete(self.collection, points_selector=models.PointIdsList(points=ids), wait=True)
+        points: list[models.ExtendedPointId] = list(ids)
+        client.delete(self.collection, points_selector=models.PointIdsList(points=points), wait=True)
 
     def query(self, vector: np.ndarray, top_k: int) -> list[Hit]:
         c = self.client()
