@@ -159,17 +159,16 @@ def _windows(name: str) -> bool:
         return False
 
 
-# `python -m docbeam.kernels.bench --layer modernbert` on the 2-core CPU (docs/models.md). Global
-# layers: xla_fused stays ~1.05x (T=4096) to 1.3x (T=8192) faster than blockwise, but holds
-# heads*T^2*4 bytes of scores per row (3.2 GB at 8192): from 4096 on, auto takes blockwise
-# for memory. Local layers: blockwise computes only the blocks inside the window.
+# Crossovers measured by `python -m docbeam.kernels.bench --layer modernbert` on the 2-core CPU
+# (docs/models.md has the tables). Global layers: xla_fused stays faster than blockwise, but holds
+# heads*T^2*4 bytes of scores per row (3.2 GB at 8192): from 4096 on, auto takes blockwise for
+# memory. Local layers: blockwise computes only the blocks inside the window.
 CPU_BLOCKWISE_LOCAL_FROM = 1024
 CPU_BLOCKWISE_GLOBAL_FROM = 4096
-# One H200, jax 0.11.2, `bash tests/device/run_checks.sh` (docs/models.md has the tables).
-# 16-bit: docbeam's flash is 1.7x (T=512) to 3.7x (T=8192) faster than native, and 0.32 ms
-# against 4.4 ms for a local window 64 at T=8192. float32: the same flash is 15-60x slower than
-# native (its Triton dots run at full float32), while JAX's gpu_mha is 1.0x (T=1024) to 1.6x
-# (T=4096) faster than native; blockwise takes local windows (0.57 ms against 2.8 ms at 4096).
+# Crossovers measured on one H200 by `bash tests/device/run_checks.sh` (docs/models.md has the
+# tables). 16-bit: docbeam's flash beats native from T=512, local windows included. float32: the
+# same flash loses to native (its Triton dots run at full float32), while JAX's gpu_mha wins from
+# T=1024; blockwise takes local windows.
 GPU_FLASH_16BIT_FROM = 512
 GPU_MHA_FLOAT32_FROM = 1024
 GPU_LOCAL_FROM = 1024

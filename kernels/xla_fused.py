@@ -3,8 +3,8 @@
 jax.nn.dot_product_attention masks the logits before the softmax; on CPU that `where`
 materialises the [B, H, T, T] scores several times over. Here the row maximum is taken
 over the unmasked logits and the mask multiplies the exponentials, which XLA fuses into
-the two matmuls: ~2x faster attention, ~1.3x faster encoder on the CPU we test on
-(`python -m docbeam.kernels.bench`).
+the two matmuls: faster attention and encoder on CPU (`python -m docbeam.kernels.bench`;
+the README's Measured section has the figures).
 
 The price of an unmasked maximum: a query whose own segment's logits all sit far below a
 masked logit gets exponentials in (or near) float32's subnormal range. Any row whose

@@ -16,7 +16,7 @@ from docbeam.pipeline import run
 from docbeam.pipeline.core import interrupt
 from docbeam.pipeline.core.command_line import Parser, check_job_args, without_own_flags
 from docbeam.pipeline.core.exit_status import ExitStatus
-from docbeam.pipeline.core.flags import DTYPES, UsageError, positive_int
+from docbeam.pipeline.core.flags import DTYPES, INDEX_FROM_ROWS, UsageError, positive_int
 
 USAGE = """usage: docbeam <command> [options]
 
@@ -66,7 +66,7 @@ def cmd_submit(argv: list[str]) -> int:
 
 
 def _estimate_flags(parser) -> None:
-    parser.add_argument("--sample", type=positive_int, default=200, help="documents to run here (default 200)")
+    parser.add_argument("--sample", type=positive_int, default=200, help="documents to run here (default %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="also write the estimate as JSON")
 
 
@@ -226,12 +226,12 @@ def cmd_search(argv: list[str]) -> int:
         prog="docbeam search",
         description="The chunks of a finished run closest to a query: the query embedded as `docbeam embed` "
         "embeds it, with the checkpoint the run's manifest records (refused when its files here differ), and "
-        "every chunk vector scored by cosine, read in blocks; from 50,000 chunks on, the run's index "
+        f"every chunk vector scored by cosine, read in blocks; from {INDEX_FROM_ROWS:,} chunks on, the run's index "
         "(`docbeam index`) when it has a fresh one.",
     )
     parser.add_argument("run", metavar="RUN", help="the run's --output folder or gs:// prefix")
     parser.add_argument("query", metavar="QUERY", help="the question or text to search for")
-    parser.add_argument("--top-k", type=positive_int, default=10, help="how many chunks to list (default 10)")
+    parser.add_argument("--top-k", type=positive_int, default=10, help="how many chunks to list (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (run, query, model, method, hits)")
     parser.add_argument(
         "--model", metavar="PATH", help="a copy of the run's checkpoint (its files must match the run's manifest)"
@@ -311,7 +311,7 @@ def cmd_index(argv: list[str]) -> int:
     parser = Parser(
         prog="docbeam index",
         description="Build an approximate index (FAISS IVF-Flat) of a finished run's chunk vectors into "
-        "RUN/_index/; `docbeam search` uses it from 50,000 chunks on while it matches the run's chunks.",
+        f"RUN/_index/; `docbeam search` uses it from {INDEX_FROM_ROWS:,} chunks on while it matches the run's chunks.",
     )
     parser.add_argument("run", metavar="RUN", help="the run's --output folder or gs:// prefix")
     ns = parser.parse_args(argv)
@@ -326,7 +326,6 @@ def cmd_index(argv: list[str]) -> int:
         f"index of {record['rows']:,} chunks (faiss IVF-Flat, {record['lists']} lists, {record['nprobe']} probed "
         f"per query) -> {index_files.paths(ns.run)[0]} in {record['build_seconds']:.1f}s"
     )
-    from docbeam.pipeline.search.hits import INDEX_FROM_ROWS
 
     if record["rows"] < INDEX_FROM_ROWS:
         # said, so a small run's user does not wonder why search reports `exact`
@@ -338,7 +337,9 @@ def cmd_kernels(argv: list[str]) -> int:
     parser = Parser(
         prog="docbeam kernels", description="List every attention implementation, whether it runs here and why not."
     )
-    parser.add_argument("--seq-len", type=positive_int, default=256, help="sequence length to check (default 256)")
+    parser.add_argument(
+        "--seq-len", type=positive_int, default=256, help="sequence length to check (default %(default)s)"
+    )
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument(
         "--window", type=positive_int, default=None, help="a local window (tokens either side), e.g. 64"

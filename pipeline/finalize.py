@@ -1,6 +1,6 @@
 """`python -m docbeam.pipeline.finalize --output gs://BUCKET/out --job-id JOB_ID`: finish a Dataflow
 run whose launcher did not wait for its job (the Airflow DAG's last task). The work is
-launch.finalize's."""
+launch.commands.dataflow_finish's."""
 
 import sys
 

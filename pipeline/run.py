@@ -1,7 +1,7 @@
 """The plain Beam entry point: `python -m docbeam.pipeline.run --input GLOB --output DIR [...]`.
 
 Used by Airflow and Dataflow, and by `docbeam run`. The command line is checked before Beam
-and JAX load (a mistake answers at once, in one line, exit 2); the work is launch.job's.
+and JAX load (a mistake answers at once, in one line, exit 2); the work is launch.running.job's.
 """
 
 import sys

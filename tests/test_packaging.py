@@ -164,3 +164,12 @@ def test_a_type_checker_resolves_docbeam_from_the_editable_install(tmp_path):
     assert "docbeam.pipeline.core.flags.UsageError" in out
     assert "def (self: docbeam.pipeline.stores.base.VectorStore, dim: int) -> bool" in out
     assert "import-untyped" not in out and "import-not-found" not in out, out
+
+
+def test_the_version_is_the_newest_changelog_release():
+    """One version, in pyproject.toml; the CHANGELOG's newest release section carries it and a date."""
+    version = PYPROJECT["project"]["version"]
+    releases = re.findall(r"^## (\d+\.\d+\.\d+) - (\d{4}-\d{2}-\d{2})$", (REPO / "CHANGELOG.md").read_text(), re.M)
+    assert releases, "the CHANGELOG has no dated release section"
+    assert releases[0][0] == version
+    assert importlib.metadata.version("docbeam") == version  # the installed package says the same

@@ -2,14 +2,9 @@
 defined once. No Beam, no JAX: the command line checks flags against these before either loads.
 """
 
-# extractor -> "module:Class" that implements it (one module each under pipeline/extractors/).
-# Adding an extractor is its module and one line here.
-EXTRACTORS: dict[str, str] = {
-    "keyphrases": "docbeam.pipeline.extractors.keyphrases:Keyphrases",
-    "summary": "docbeam.pipeline.extractors.summary:Summary",
-    "labels": "docbeam.pipeline.extractors.labels:Labels",
-    "entities": "docbeam.pipeline.extractors.entities:Entities",
-}
+# The extractors' names, in the order they run; each is a class in pipeline/extractors/ (its
+# REGISTRY maps the names to the classes: tests/extractors/test_extractors.py keeps the two the same).
+EXTRACTORS = ("keyphrases", "summary", "labels", "entities")
 # How --ner-model tokens become entities (the transformers token-classification pipeline's
 # aggregation_strategy); the first is the default.
 NER_AGGREGATIONS = ("first", "simple", "average", "max")

@@ -1,6 +1,6 @@
 """Every flag of a docbeam job, defined once with plain argparse (no Beam, no JAX here).
 
-`launch.options.DocbeamOptions` hands them to Beam, so the same flags work for `docbeam run`,
+`launch.running.options.DocbeamOptions` hands them to Beam, so the same flags work for `docbeam run`,
 `python -m docbeam.pipeline.run` (Airflow, Dataflow) and reach the workers; the command line checks
 them here before Beam and JAX load.
 
@@ -23,6 +23,16 @@ from docbeam.pipeline.core.choices import (
 from docbeam.pipeline.core.hardware import worker_for
 
 ATTENTION_CHOICES = ["auto", *catalog.names()]
+# Defaults the flags below state in their help, defined here once and used where they apply.
+STRIDE_TOKENS = 32  # --stride when not given (ingest.chunking.default_stride)
+TOKENS_PER_BATCH = 8192  # --batch-rows when not given, on GPUs and per TPU chip (encode.packing)
+# On a CPU smaller batches run faster per token: their activations stay in cache (README: Measured).
+CPU_TOKENS_PER_BATCH = 1024
+MAX_DOC_BYTES = 64 << 20  # --max-doc-bytes
+MAX_DECOMPRESSED_BYTES = 4 << 30  # --max-decompressed-bytes
+# `docbeam search` uses a run's fresh index from this many chunks on; below it exact search is as
+# fast, and exact (README, "Searching a run", has the measurements).
+INDEX_FROM_ROWS = 50_000
 # Cosine below which a document gets no label: chosen for the built-in labels and model on the
 # labelled set in tests/extractors/data/ (python -m tests.benchmarks.extraction_quality).
 LABEL_MIN_SCORE = 0.16
@@ -179,7 +189,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         default="1,2",
         type=_checked(parse_ngrams),
         metavar="MIN,MAX",
-        help="n-gram range of keyphrase candidates (default 1,2)",
+        help="n-gram range of keyphrase candidates (default %(default)s)",
     )
     _flag(
         parser,
@@ -188,8 +198,8 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         choices=KEYPHRASE_REFERENCES,
         help="rank keyphrases against the whole document (default) or its first window, as KeyBERT does",
     )
-    _flag(parser, "keyphrase-top-n", type=positive_int, default=5, help="keyphrases per document (default 5)")
-    _flag(parser, "summary-sentences", type=positive_int, default=3, help="sentences per summary (default 3)")
+    _flag(parser, "keyphrase-top-n", type=positive_int, default=5, help="keyphrases per document (default %(default)s)")
+    _flag(parser, "summary-sentences", type=positive_int, default=3, help="sentences per summary (default %(default)s)")
     # Not --labels: Beam already owns that flag (Dataflow job labels).
     _flag(
         parser,
@@ -202,7 +212,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "label-top-k",
         type=positive_int,
         default=1,
-        help="labels per document at most, best first (default 1)",
+        help="labels per document at most, best first (default %(default)s)",
     )
     _flag(
         parser,
@@ -210,7 +220,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=float,
         default=LABEL_MIN_SCORE,
         metavar="COSINE",
-        help=f"documents whose best label scores below this get no label (default {LABEL_MIN_SCORE}, "
+        help="documents whose best label scores below this get no label (default %(default)s, "
         "chosen for the built-in labels; see docs/extractions.md)",
     )
     _flag(
@@ -227,7 +237,8 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=int,
         default=None,
         help="about how many tokens consecutive windows of a long document share (a target: windows start "
-        "at a sentence or word boundary within it; default 32, an eighth of the window for windows under 256)",
+        f"at a sentence or word boundary within it; default {STRIDE_TOKENS}, an eighth of the window for windows "
+        f"under {STRIDE_TOKENS * 8})",
     )
     _flag(
         parser,
@@ -251,8 +262,9 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "batch-rows",
         type=positive_int,
         default=None,
-        help="rows of --max-seq-len tokens per encoder batch; default 1024 tokens' worth on a CPU (4 rows of "
-        "256, a row per CPU device at least), 8192 on a GPU or per TPU chip (32 rows of 256, 1 row of 8192); "
+        help=f"rows of --max-seq-len tokens per encoder batch; default {CPU_TOKENS_PER_BATCH} tokens' worth on a CPU "
+        f"({CPU_TOKENS_PER_BATCH // 256} rows of 256, a row per CPU device at least), {TOKENS_PER_BATCH} on a GPU "
+        f"or per TPU chip ({TOKENS_PER_BATCH // 256} rows of 256, 1 row of {TOKENS_PER_BATCH}); "
         "shorter row lengths get the same token budget; a batch whose rows do not divide over the devices gets "
         "empty rows (counted as padding)",
     )
@@ -289,7 +301,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "max-pdf-pages",
         type=positive_int,
         default=5000,
-        help="reject PDFs with more pages than this (default 5000)",
+        help="reject PDFs with more pages than this (default %(default)s)",
     )
     _flag(
         parser,
@@ -298,28 +310,29 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         default=120.0,
         metavar="SECONDS",
         help="PDF, Word and main-content HTML parse in a child process: stop one file (one WARC record) "
-        "after this long as parse_timeout (default 120)",
+        "after this long as parse_timeout (default %(default)g)",
     )
     _flag(
         parser,
         "parse-memory-mb",
         type=positive_int,
         default=2048,
-        help="memory cap of that child process; a file that needs more is parse_crashed (default 2048)",
+        help="memory cap of that child process; a file that needs more is parse_crashed (default %(default)s)",
     )
     _flag(
         parser,
         "max-doc-bytes",
         type=positive_int,
-        default=64 << 20,
-        help="reject documents, and PDF, Word and HTML files, larger than this (default 64 MiB)",
+        default=MAX_DOC_BYTES,
+        help=f"reject documents, and PDF, Word and HTML files, larger than this (default {size(MAX_DOC_BYTES)})",
     )
     _flag(
         parser,
         "max-decompressed-bytes",
         type=positive_int,
-        default=4 << 30,
-        help="stop reading a compressed file (gzip, a .docx's zip) past this many bytes (bombs; default 4 GiB)",
+        default=MAX_DECOMPRESSED_BYTES,
+        help="stop reading a compressed file (gzip, a .docx's zip) past this many bytes "
+        f"(bombs; default {size(MAX_DECOMPRESSED_BYTES)})",
     )
     _flag(parser, "pricing", metavar="FILE", help="price table YAML (default: the one in the package)")
     _flag(
@@ -335,7 +348,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "leak-threshold-mb",
         type=positive_int,
         default=256,
-        help="warn when encoder memory grows this much after warm-up (default 256)",
+        help="warn when encoder memory grows this much after warm-up (default %(default)s)",
     )
     _flag(parser, "profile", metavar="DIR", help="capture a JAX profiler trace of a few encoder batches here")
     _flag(parser, "resume", action="store_true", help="skip input shards already committed to --output")
@@ -390,7 +403,7 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=positive_int,
         default=200,
         metavar="N",
-        help="documents the --budget-usd projection runs (default 200)",
+        help="documents the --budget-usd projection runs (default %(default)s)",
     )
     _flag(
         parser,
@@ -399,11 +412,24 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=_checked(rejection_limit),
         metavar="N|P%",
         help="fail the run (exit 3, after writing everything) when more documents than this are rejected: "
-        f"a count, a percentage or a fraction (default {DEFAULT_MAX_REJECTED.replace('%', '%%')}: a few malformed "
+        "a count, a percentage or a fraction (default %(default)s: a few malformed "
         "records are normal "
         "in real corpora; a systematic problem such as a wrong --text-field or an unreadable format rejects far "
         "more). A run where every document was rejected always fails",
     )
+
+
+def size(n: int) -> str:
+    """A byte count as help texts and the README show it: 64 MiB, 4 GiB."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+def job_default(dest: str):
+    """A job flag's default, as its definition above states it (ParseConfig's defaults, tests)."""
+    return job_parser("docbeam").get_default(dest)
 
 
 def job_parser(prog: str, description: str = "") -> argparse.ArgumentParser:

@@ -20,9 +20,17 @@ class Stage(enum.StrEnum):
     SINK = "sink"  # --sink: writing the chunks to vector stores, after the Parquet is committed
 
 
+EXTRACT_PREFIX = "extract_"
+
+
 def extract_stage(extractor: str) -> str:
     """Each extractor meters its own stage, named after it."""
-    return f"extract_{extractor}"
+    return f"{EXTRACT_PREFIX}{extractor}"
+
+
+def extractor_of(stage: str) -> str | None:
+    """The extractor whose stage this is (extract_stage's inverse), or None."""
+    return stage[len(EXTRACT_PREFIX) :] if stage.startswith(EXTRACT_PREFIX) else None
 
 
 # An extractor stage's counter of documents it skips by design, by reason: "skipped: ja: ...".
@@ -33,8 +41,9 @@ def extraction_skips(stage_totals: dict[str, dict]) -> dict[str, dict[str, int]]
     """extractor -> {reason: documents} for the documents extractors skipped by design."""
     out: dict[str, dict[str, int]] = {}
     for stage, totals in sorted(stage_totals.items()):
-        if stage.startswith("extract_"):
+        extractor = extractor_of(stage)
+        if extractor:
             reasons = {k[len(SKIPPED_PREFIX) :]: v for k, v in totals.items() if k.startswith(SKIPPED_PREFIX) and v}
             if reasons:
-                out[stage[len("extract_") :]] = dict(sorted(reasons.items()))
+                out[extractor] = dict(sorted(reasons.items()))
     return out

@@ -46,7 +46,7 @@ def snapshot() -> dict:
     is also counted inside documents, as the chunk stage emits their windows (`live_*`
     counters, recorded by ChunkDocuments for this display only): the characters of text
     chunked so far and the encoder tokens they and the extraction candidates need, against
-    the encoder tokens done. `describe` in launch.progress_display turns these into totals.
+    the encoder tokens done. `describe` in launch.display.progress_display turns these into totals.
     """
     with _lock:
         c = dict(_counts)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from docbeam.pipeline.core import tables
-from docbeam.pipeline.core.stages import Stage
+from docbeam.pipeline.core.stages import Stage, extractor_of
 from docbeam.pipeline.cost.pricing import Rates
 from docbeam.pipeline.io import storage
 
@@ -47,7 +47,7 @@ NOTES = (
 
 
 def units(stage: str) -> tuple[str, str]:
-    return UNITS.get(stage, ("documents", "rows") if stage.startswith("extract_") else ("in", "out"))
+    return UNITS.get(stage, ("documents", "rows") if extractor_of(stage) else ("in", "out"))
 
 
 def _stage_row(name: str, metrics: dict) -> dict:

@@ -27,16 +27,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from docbeam.pipeline.core.flags import CPU_TOKENS_PER_BATCH, TOKENS_PER_BATCH
 from docbeam.pipeline.core.records import Segment
 
 MIN_BUCKET = 512  # the shortest row length long windows are split into
 SHORT_ROW = 64  # rows for short segments, when the window is at least 4x longer
-TOKENS_PER_BATCH = 8192  # default budget on accelerators: 32 rows of 256, 16 of 512, ... 1 of 8,192
-# On a CPU smaller batches run faster per token: their activations stay in cache (the FFN's
-# float32 [tokens, 1536] is 50 MB at 8,192 tokens, 6 MB at 1,024). The default model's forward
-# on 2 AVX2 cores, [rows, 256]: 32 rows 4,525 tokens/s, 16 4,920, 8 5,170, 4 5,430-5,610,
-# 2 5,820, 1 5,580 (medians of 3, two rounds; /proc/cpuinfo: AMD EPYC, avx2 fma).
-CPU_TOKENS_PER_BATCH = 1024
+# The default token budgets of a batch (--batch-rows): 32 rows of 256, 16 of 512, ... 1 of 8,192 on
+# accelerators; smaller on a CPU, where activations that stay in cache run faster per token (the
+# FFN's float32 [tokens, 1536] is 50 MB at 8,192 tokens, 6 MB at 1,024; measured in the README).
 POOL_TOKENS = 4 * TOKENS_PER_BATCH  # a length's pool is packed once this many tokens wait
 MAX_DEFAULT_ROWS = 32
 SNUG = 32  # a segment within 1/SNUG of its row's length fills the row alone (8 tokens at 256)

@@ -1,2 +1,4 @@
-"""The Beam graph: the plan it runs (plan), one DoFn per stage (dofns), per-document
-assembly (assemble), the sinks (sinks), the wiring (build) and the runner (runners)."""
+"""The Beam graph: the plan it runs (job_plan), one DoFn per stage (dofns), per-document assembly
+(assemble), --reuse's joins (reuse), the entity branch (ner_branch), the Parquet and errors/ writers
+(table_writers), the wiring (build), the runner (runners), and the job that writes a run's chunks
+to a --sink store (store_write)."""

@@ -30,6 +30,7 @@ from tokenizers import Tokenizer
 from docbeam.model.checkpoint import Checkpoint
 from docbeam.model.prompts import PromptTokens, prompt_tokens
 from docbeam.model.tokenizer import SpecialTokens
+from docbeam.pipeline.core.flags import STRIDE_TOKENS
 from docbeam.pipeline.core.records import Document, Segment
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
@@ -43,8 +44,8 @@ INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4
 
 
 def default_stride(max_seq_len: int) -> int:
-    """--stride when not given: 32 tokens, an eighth of the window for windows under 256."""
-    return min(32, max_seq_len // 8)
+    """--stride when not given: STRIDE_TOKENS, an eighth of the window for shorter windows."""
+    return min(STRIDE_TOKENS, max_seq_len // 8)
 
 
 @dataclass(frozen=True)

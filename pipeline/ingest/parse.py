@@ -4,9 +4,9 @@ The content decides the format (detect.py): bytes with a format's signature are 
 format whatever the name; text without a signature is read as the extension says when that
 format reads text (JSON lines, CSV, HTML, Markdown) and as plain text otherwise (a text file
 named .docx or .pdf, or with no extension); the extension alone decides only for bytes that
-give nothing away. formats/ holds one module per format. Every problem becomes a Rejection naming
-the file, the row where there is one, and what is wrong; the good records of the same file
-still come out. Nothing is read unbounded: a document over `max_doc_bytes` and a
+give nothing away. formats/ holds one module per format, formats.PARSERS their table. Every
+problem becomes a Rejection naming the file, the row where there is one, and what is wrong;
+the good records of the same file still come out. Nothing is read unbounded: a document over `max_doc_bytes` and a
 decompressed stream over `max_decompressed_bytes` (gzip bombs) are rejected, never loaded
 whole. Formats that run native code or parsers that are not linear (PDF, Word, HTML) parse in
 a Sandbox: bounded in time and memory, and a crash costs one error line, not the worker. The
@@ -15,7 +15,6 @@ rest read their input in bounded pieces (lines, WARC header lines, Parquet cells
 
 import contextlib
 import dataclasses
-import importlib
 import io
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
@@ -23,12 +22,13 @@ from typing import BinaryIO
 from docbeam.pipeline.core.records import Document, Rejection, Skipped, reject
 from docbeam.pipeline.ingest import detect
 from docbeam.pipeline.ingest.fields import STAGE, Record
+from docbeam.pipeline.ingest.formats import PARSERS
 from docbeam.pipeline.ingest.language_id import language_of
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
 from docbeam.pipeline.ingest.sources import leaves_root, relabel
 
-# extension -> format module under pipeline.ingest.formats
+# extension -> format: a key of formats.PARSERS
 FORMATS = {
     ".jsonl": "jsonl",
     ".jsonl.gz": "jsonl",
@@ -94,7 +94,9 @@ def parse_file(
             yield rec
 
 
-def _parse(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
+def _parse(
+    path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig, sandbox: Sandbox
+) -> Iterator[Record | Skipped]:
     try:
         with contextlib.ExitStack() as files:
             f = files.enter_context(open_file())
@@ -104,8 +106,7 @@ def _parse(path: str, open_file: Callable[[], BinaryIO], cfg: ParseConfig, sandb
                 return
             if not _rewind(f):
                 f = files.enter_context(open_file())
-            parser = importlib.import_module(f"docbeam.pipeline.ingest.formats.{fmt}").parse
-            yield from parser(path, f, cfg, sandbox)
+            yield from PARSERS[fmt](path, f, cfg, sandbox)
     except OSError as exc:  # unreadable file (permissions, vanished object): the file is rejected
         yield reject(STAGE, "unreadable", path, str(exc))
 

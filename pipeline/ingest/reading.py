@@ -8,8 +8,9 @@ import zlib
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Rejection, reject
+from docbeam.pipeline.core.stages import Stage
 
-STAGE = "parse"
+STAGE = Stage.PARSE
 
 
 def decode(path: str, data: bytes, row: int | None, doc_id: str | None) -> str | Rejection:

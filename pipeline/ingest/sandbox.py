@@ -11,29 +11,50 @@ A failed call raises ParseProblem(code, message): `parse_timeout` (the child is 
 `parse_crashed` (the child died, or the library raised something its adapter does not know:
 the child is ended too), or the adapter's own code (`pdf_encrypted`, ...); the next call
 starts a fresh child. The child
-runs `python -m docbeam.pipeline.ingest.sandbox FD MEMORY_MB` over a socket. Calls go to it
-pickled (the worker trusts itself); replies come back as JSON, plain data only, because the
-child has parsed hostile bytes and a pickle from it could run anything in the worker. The
-child gets only the environment it needs (no credentials): see `_child_env`.
+runs `python -m docbeam.pipeline.ingest.sandbox FD MEMORY_MB` over a socket. A call names
+the function itself (`sandbox.call(pdf_text.extract, data, ...)`): a module-level function,
+which travels pickled as its module and name and is imported by the child (the worker
+trusts itself). So the worker imports the adapters but not their libraries: the adapters
+that run here import those inside their functions, and only the child calls them. Replies
+come back as JSON, plain data only, because the child has parsed hostile bytes and a pickle
+from it could run anything in the worker. The child gets only the environment it needs (no
+credentials): see `_child_env`.
 """
 
 import importlib
 import json
 import os
+import pickle
 import resource
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVarTuple
 
-# Imported by the child before it says it is ready, so a call's deadline never pays for them.
-ADAPTERS = (
+Ts = TypeVarTuple("Ts")
+
+# Imported by the child before it says it is ready, so a call's deadline never pays for them:
+# the adapters that run in the sandbox and the libraries they import inside their functions
+# (tests/ingest/test_format_table.py keeps this list whole). Names, not imports: a warm-up
+# only, and the adapters import this module (ParseProblem), so importing them here would be a
+# cycle.
+PRELOAD = (
     "docbeam.pipeline.ingest.adapters.pdf_text",
     "docbeam.pipeline.ingest.adapters.docx_text",
     "docbeam.pipeline.ingest.adapters.html_main",
     "docbeam.pipeline.ingest.adapters.html_visible",
+    "pypdfium2",
+    "pypdfium2.raw",
+    "docx",
+    "docx.opc.exceptions",
+    "docx.table",
+    "lxml.etree",
+    "trafilatura",
+    "trafilatura.settings",
+    "trafilatura.utils",
 )
 START_TIMEOUT_S = 120.0  # imports on a loaded worker; a child that cannot start is a crash
 
@@ -55,8 +76,11 @@ class Sandbox:
         self._conn: Connection | None = None
         self.starts = 0  # children started (a restart after a timeout or crash counts)
 
-    def call(self, target: str, *args: Any) -> Any:
-        """`module:function(*args)` in the child; its return value, or ParseProblem."""
+    def call(self, target: Callable[[*Ts], object], *args: *Ts) -> Any:
+        """`target(*args)` in the child: its return value, or ParseProblem. `target` is a
+        module-level function (the child imports it by its module and name). The value comes
+        back as JSON brings it, plain data with tuples turned into lists: hence Any, not the
+        target's own return type."""
         conn = self._ready()
         try:
             conn.send((target, args))
@@ -176,19 +200,22 @@ def _load(data: bytes) -> tuple[str, Any]:
 
 def _serve(fd: int, memory_mb: int) -> None:
     conn = Connection(fd)
-    for name in ADAPTERS:
+    for name in PRELOAD:
         importlib.import_module(name)
     limit = memory_mb << 20
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     conn.send_bytes(b"ready")
     while True:
         try:
-            target, args = conn.recv()
+            request = conn.recv_bytes()
         except EOFError:  # the caller closed the socket (or died): nothing left to do
             return
-        module, _, func = target.partition(":")
+        args: Any = ()
         try:
-            reply = ("ok", getattr(importlib.import_module(module), func)(*args))
+            # here, not in recv(): a target whose module does not import is this call's error
+            target, args = pickle.loads(request)  # imports the target's module by its name
+            del request  # the arguments' bytes are held once, not twice, under the memory cap
+            reply = ("ok", target(*args))
         except ParseProblem as exc:
             reply = ("problem", (exc.code, exc.message))
         except Exception as exc:  # the library failed in a way its adapter does not know

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from docbeam.pipeline.core.flags import INDEX_FROM_ROWS
 from docbeam.pipeline.search import index as ivf
 from docbeam.pipeline.search import index_files, run_chunks, topk
 from docbeam.pipeline.search.query import embed_queries
@@ -23,12 +24,6 @@ HIT_KEYS = (
     "end_char",
     "text",
 )
-
-
-# From this many chunks on, a fresh index is used when the run has one (README, "Searching a
-# run": exact search measured 141-346 ms per query at 100k synthetic vectors on 2 shared cores, the
-# index 6-10 ms at recall@10 0.986; below 50k exact stays under ~100 ms, and exact).
-INDEX_FROM_ROWS = 50_000
 
 
 @dataclass(frozen=True)

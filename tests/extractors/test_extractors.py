@@ -195,6 +195,17 @@ def test_default_labels_load_and_build_rejects_unknown():
         build(["sentiment"])
 
 
+def test_the_registry_is_the_flags_list_of_extractors():
+    """core.choices names the extractors for the flags (before this package loads);
+    extractors.REGISTRY imports them: the same names in the same order, each its own module's class."""
+    from docbeam.pipeline.core import choices
+    from docbeam.pipeline.extractors import REGISTRY
+
+    assert list(REGISTRY) == list(choices.EXTRACTORS)
+    for kind, cls in REGISTRY.items():
+        assert cls.__module__.startswith("docbeam.pipeline.extractors.")
+
+
 def test_entities_scale_linearly():
     import time
 

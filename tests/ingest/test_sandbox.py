@@ -2,8 +2,11 @@
 parser is one error line, and the next file parses in a fresh child process."""
 
 import io
+import json
+import os
 import socket
 import threading
+import uuid
 
 import pytest
 
@@ -11,8 +14,6 @@ from docbeam.pipeline.core.records import Document, Rejection
 from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 from tests.ingest import files
-
-PDF = "docbeam.pipeline.ingest.adapters.pdf_text:extract"
 
 
 def parse_one(path: str, data: bytes, sandbox: Sandbox, **cfg):
@@ -39,15 +40,15 @@ def test_a_parser_that_dies_is_one_error_and_the_next_file_parses():
 
 def test_child_lifecycle_library_errors_deaths_between_calls_and_close():
     box = Sandbox()
-    assert box.call("json:loads", "[1, 2]") == [1, 2] and box.starts == 1
-    assert box.call("json:loads", "3") == 3 and box.starts == 1  # one child serves call after call
+    assert box.call(json.loads, "[1, 2]") == [1, 2] and box.starts == 1
+    assert box.call(json.loads, "3") == 3 and box.starts == 1  # one child serves call after call
     with pytest.raises(ParseProblem) as err:
-        box.call("json:loads", "{not json")  # an exception no adapter expects: crashed, and a fresh child next
+        box.call(json.loads, "{not json")  # an exception no adapter expects: crashed, and a fresh child next
     assert err.value.code == "parse_crashed" and "JSONDecodeError" in err.value.message
-    assert box.call("json:loads", "[1, 2]") == [1, 2] and box.starts == 2
+    assert box.call(json.loads, "[1, 2]") == [1, 2] and box.starts == 2
     box._proc.kill()  # dies between two calls (the OOM killer, say): the next call starts another
     box._proc.wait()
-    assert box.call("json:loads", "2") == 2 and box.starts == 3
+    assert box.call(json.loads, "2") == 2 and box.starts == 3
     proc = box._proc
     box.close()
     assert proc.poll() is not None
@@ -78,7 +79,7 @@ def test_a_default_socket_timeout_does_not_reach_the_child():
     socket.setdefaulttimeout(30)
     try:
         with Sandbox() as box:
-            assert box.call("json:loads", "[1]") == [1] and box.starts == 1
+            assert box.call(json.loads, "[1]") == [1] and box.starts == 1
     finally:
         socket.setdefaulttimeout(previous)
 
@@ -87,9 +88,9 @@ def test_the_child_gets_no_credentials_from_the_worker_environment(monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cret")
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/keys/sa.json")
     with Sandbox(timeout_s=60) as box:
-        assert box.call("os:getenv", "AWS_SECRET_ACCESS_KEY") is None
-        assert box.call("os:getenv", "GOOGLE_APPLICATION_CREDENTIALS") is None
-        assert box.call("os:getenv", "PATH")  # what it needs stays
+        assert box.call(os.getenv, "AWS_SECRET_ACCESS_KEY") is None
+        assert box.call(os.getenv, "GOOGLE_APPLICATION_CREDENTIALS") is None
+        assert box.call(os.getenv, "PATH")  # what it needs stays
 
 
 def test_replies_are_plain_data_never_unpickled_objects():
@@ -97,10 +98,10 @@ def test_replies_are_plain_data_never_unpickled_objects():
     # (which a pickle would rebuild in the worker) is a crash of that call, not a value.
     with Sandbox(timeout_s=60) as box:
         with pytest.raises(ParseProblem) as caught:
-            box.call("uuid:uuid4")
+            box.call(uuid.uuid4)
         assert caught.value.code == "parse_crashed" and "not plain data" in caught.value.message
-        assert box.call("json:loads", '["a", 1, [true, null]]') == ["a", 1, [True, None]]
-        assert box.call("json:loads", '"\\ud800 lone"') == "\ud800 lone"  # text as PDFium may give it
+        assert box.call(json.loads, '["a", 1, [true, null]]') == ["a", 1, [True, None]]
+        assert box.call(json.loads, '"\\ud800 lone"') == "\ud800 lone"  # text as PDFium may give it
 
 
 @pytest.mark.parametrize(

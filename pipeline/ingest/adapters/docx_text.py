@@ -1,12 +1,11 @@
-"""Word (.docx) -> paragraphs and tables in document order, through python-docx."""
+"""Word (.docx) -> paragraphs and tables in document order, through python-docx.
+
+Runs in the sandbox only. python-docx and lxml are imported inside `extract`: the worker
+imports this module to name `extract` to the sandbox, and need not load them (the sandbox's
+child preloads them, sandbox.PRELOAD)."""
 
 import io
 import zipfile
-
-import docx
-from docx.opc.exceptions import PackageNotFoundError
-from docx.table import Table
-from lxml.etree import XMLSyntaxError
 
 from docbeam.pipeline.ingest.sandbox import ParseProblem
 
@@ -16,6 +15,11 @@ BODY = "word/document.xml"
 def extract(data: bytes, max_unzipped: int) -> list[tuple[str, bool]]:
     """[(text, is_heading)] per non-empty block in document order: a paragraph, or a table
     as one block (a line per row, cells joined by " | ")."""
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
+    from lxml.etree import XMLSyntaxError
+
     try:
         names = {i.filename: i.file_size for i in zipfile.ZipFile(io.BytesIO(data)).infolist()}
     except zipfile.BadZipFile as exc:

@@ -4,14 +4,13 @@ banners), through trafilatura, with the page's headings as sections.
 trafilatura keeps some headings and drops others (its recovery pass never takes headings: a
 Debian DocBook manual lost every "Chapter N." heading), so the headings are read from the page
 itself and the dropped ones put back, each before the text that follows it on the page
-(headings.place_headings). Permalink glyphs (Sphinx's `¶`) are removed before extraction."""
+(headings.place_headings). Permalink glyphs (Sphinx's `¶`) are removed before extraction.
+
+Runs in the sandbox only. trafilatura and lxml are imported inside the functions: the worker
+imports this module to name `extract` to the sandbox, and need not load them (the sandbox's
+child preloads them, sandbox.PRELOAD)."""
 
 import logging
-
-import trafilatura
-from lxml import etree
-from trafilatura.settings import Document
-from trafilatura.utils import load_html
 
 from docbeam.pipeline.ingest.headings import LEAD_CHARS, is_permalink, place_headings
 
@@ -23,14 +22,18 @@ HIDDEN = {"script", "style", "noscript", "template", "title", "svg", "iframe", "
 
 def extract(markup: str) -> tuple[str, str, list[tuple[int, str]]]:
     """(title, main text, (offset in the main text, heading) in order); empty when there are none."""
+    import trafilatura
+    from trafilatura.settings import Document
+    from trafilatura.utils import load_html
+
     tree = load_html(markup)
     if tree is None:
         return "", "", []
     title = " ".join((tree.findtext(".//title") or "").split())
     drop_permalinks(tree)
     events = page_events(tree)  # before trafilatura, which rewrites the tree
-    # fast: without trafilatura's fallback extractors (readability, jusText): ~1.5x the pages per
-    # CPU second at the same F1 on the article-extraction benchmark (tests/benchmarks/parsers.py)
+    # fast: without trafilatura's fallback extractors (readability, jusText): more pages per CPU
+    # second at the same F1 on the article-extraction benchmark (tests/benchmarks/parsers.py)
     doc = trafilatura.bare_extraction(
         tree, fast=True, include_comments=False, include_tables=True, with_metadata=False, as_dict=False
     )
@@ -57,6 +60,8 @@ def drop_permalinks(tree) -> None:
 
 def page_events(tree) -> list[tuple[str, str]]:
     """The page's visible text in order: ("heading", text) for each h1-h6, ("text", chunk) else."""
+    from lxml import etree
+
     events: list[tuple[str, str]] = []
     hidden, heading = 0, None  # depth inside hidden elements; the open heading and its text
     parts: list[str] = []

@@ -1,24 +1,30 @@
 """PDF -> the text of each page and the outline, through PDFium (pypdfium2).
 
 Runs in the sandbox only: PDFium must never be called from two threads at once, and it
-aborts the process when an allocation fails.
+aborts the process when an allocation fails. pypdfium2 is imported inside the functions: the
+worker imports this module to name `extract` to the sandbox, and must not load PDFium (the
+sandbox's child preloads it, sandbox.PRELOAD).
 """
 
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
+from typing import TYPE_CHECKING
 
 from docbeam.pipeline.ingest.sandbox import ParseProblem
 
-LOCKED = (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY)
+if TYPE_CHECKING:
+    import pypdfium2 as pdfium
 
 
 def extract(data: bytes, max_pages: int, max_chars: int) -> tuple[list[str], list[tuple[int, str]]]:
     """(text of every page in order, [(0-based page index, bookmark title)]), in the
     reading order PDFium gives."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    locked = (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY)
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
-        if exc.err_code in LOCKED:
+        if exc.err_code in locked:
             raise ParseProblem("pdf_encrypted", "encrypted PDF: it needs a password to open") from None
         raise ParseProblem("pdf_corrupt", f"not a readable PDF ({exc})") from None
     try:
@@ -42,7 +48,9 @@ def extract(data: bytes, max_pages: int, max_chars: int) -> tuple[list[str], lis
         pdf.close()
 
 
-def _page_text(pdf: pdfium.PdfDocument, i: int) -> str:
+def _page_text(pdf: "pdfium.PdfDocument", i: int) -> str:
+    import pypdfium2 as pdfium
+
     try:
         page = pdf[i]
     except pdfium.PdfiumError as exc:

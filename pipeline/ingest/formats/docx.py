@@ -5,13 +5,12 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
+from docbeam.pipeline.ingest.adapters import docx_text
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.layout import join_blocks
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
-
-EXTRACT = "docbeam.pipeline.ingest.adapters.docx_text:extract"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
@@ -20,7 +19,7 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
         yield data
         return
     try:
-        blocks = sandbox.call(EXTRACT, data, cfg.max_decompressed_bytes)
+        blocks = sandbox.call(docx_text.extract, data, cfg.max_decompressed_bytes)
     except ParseProblem as p:
         yield reject(STAGE, p.code, path, p.message, row=0, doc_id=path)
         return

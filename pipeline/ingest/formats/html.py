@@ -6,15 +6,11 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
+from docbeam.pipeline.ingest.adapters import html_main, html_visible
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import decode_markup, read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
-
-MAIN = "docbeam.pipeline.ingest.adapters.html_main:extract"
-# In the sandbox too: html.parser is pure Python but not linear (an unclosed `<!--` of 256 KiB
-# took 132 s), and only a process can be stopped at a deadline.
-VISIBLE = "docbeam.pipeline.ingest.adapters.html_visible:visible_page"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
@@ -38,15 +34,17 @@ def page(
     title, body, headings = "", "", []
     if cfg.html_text == "main":
         try:
-            title, body, headings = sandbox.call(MAIN, markup)
+            title, body, headings = sandbox.call(html_main.extract, markup)
         except ParseProblem as p:
             return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
     if not body.strip():
         # --html-text all, or a page the extractor finds no main content in (or cannot parse:
         # lxml gives up on nesting thousands of levels deep): every visible text, as
-        # trafilatura's own baseline would, rather than losing the page
+        # trafilatura's own baseline would, rather than losing the page. In the sandbox too:
+        # html.parser is pure Python but not linear (an unclosed `<!--` of 256 KiB took 132 s),
+        # and only a process can be stopped at a deadline.
         try:
-            text, headings = sandbox.call(VISIBLE, markup)
+            text, headings = sandbox.call(html_visible.visible_page, markup)
         except ParseProblem as p:
             return reject(STAGE, p.code, path, p.message, row=row, doc_id=doc_id)
         found = tuple((at, heading) for at, heading in headings)  # lists once through the sandbox

@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Provenance, reject
+from docbeam.pipeline.ingest.adapters import pdf_text
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.layout import join_blocks
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.pdf_clean import CleanPages, clean_pages
 from docbeam.pipeline.ingest.reading import read_capped
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
-
-EXTRACT = "docbeam.pipeline.ingest.adapters.pdf_text:extract"
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
@@ -31,7 +30,7 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
         yield reject(STAGE, "pdf_corrupt", path, "truncated: no %%EOF marker at the end", row=0, doc_id=path)
         return
     try:
-        pages, outline = sandbox.call(EXTRACT, data, cfg.max_pdf_pages, cfg.max_doc_bytes)
+        pages, outline = sandbox.call(pdf_text.extract, data, cfg.max_pdf_pages, cfg.max_doc_bytes)
     except ParseProblem as p:
         yield reject(STAGE, p.code, path, p.message, row=0, doc_id=path)
         return

@@ -10,20 +10,26 @@ through warcio. A record cut short is damage, never half a document.
 import datetime as dt
 import io
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from docbeam.pipeline.core.records import Rejection, Skipped, reject
-from docbeam.pipeline.ingest.adapters.warc_records import WarcRecord, records
 from docbeam.pipeline.ingest.fields import STAGE, Record
 from docbeam.pipeline.ingest.formats.html import page
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import Decompressed, decode_markup
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
+if TYPE_CHECKING:
+    from docbeam.pipeline.ingest.adapters.warc_records import WarcRecord
+
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record | Skipped]:
+    # Here, not at the top: formats.PARSERS imports every format with parse.py, and warcio
+    # loads at the first WARC file only.
+    from docbeam.pipeline.ingest.adapters.warc_records import records
+
     source = Decompressed.sniffing(f, cfg.max_decompressed_bytes)
     row = 0  # records read whole so far: the next record's index
     swallowed = 0  # record headers inside the block of the record read last
@@ -55,7 +61,7 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
     yield _damage(path, row, source, swallowed)
 
 
-def _keep(path: str, row: int, rec: WarcRecord, cfg: ParseConfig) -> str | Rejection | Skipped:
+def _keep(path: str, row: int, rec: "WarcRecord", cfg: ParseConfig) -> str | Rejection | Skipped:
     """The markup of a record that is a web page, else why it is not a document."""
     if rec.kind != "response":
         return Skipped(source=path, row=row, reason="not_response")

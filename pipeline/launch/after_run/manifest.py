@@ -10,6 +10,7 @@ from importlib import metadata
 
 from docbeam.pipeline.core import stages, tables
 from docbeam.pipeline.core.flags import rejection_limit
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.io import outputs, storage
 
 
@@ -107,8 +108,8 @@ def build(
     extractions_by_kind: dict[str, int] | None = None,
     documents_by_language: dict[str, int] | None = None,
 ) -> dict:
-    match = stage_totals.get("match", {})
-    parse = stage_totals.get("parse", {})
+    match = stage_totals.get(Stage.MATCH, {})
+    parse = stage_totals.get(Stage.PARSE, {})
     return {
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "inputs": {

@@ -219,7 +219,7 @@ def project(
     report count): the same figure with and without --extract. The encoder's work per document
     token (window overlaps, special tokens, extraction candidates) converts the hardware's
     encoder rate into document tokens per second. `doc_tokens`: each sampled document's."""
-    enc = totals["encode"]
+    enc = totals[Stage.ENCODE]
     ok = max(totals.get(Stage.ASSEMBLE, {}).get("elements_out", 0), 1)
     sample_doc_tokens = max(totals.get(Stage.ASSEMBLE, {}).get("tokens", 0), 1)
     tokens_per_doc = sample_doc_tokens / ok

@@ -6,6 +6,7 @@ import sys
 
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.launch.running.job import Interrupted, RunResult, Stopped, run
 
@@ -13,7 +14,7 @@ from docbeam.pipeline.launch.running.job import Interrupted, RunResult, Stopped,
 def summary(res: RunResult) -> str:
     c = res.manifest["counts"]
     t = res.cost["totals"]
-    enc = res.stage_totals.get("encode", {})
+    enc = res.stage_totals.get(Stage.ENCODE, {})
     pad = enc.get("pad_tokens", 0)
     out = res.manifest["options"].get("output")
     wall = max(res.wall_seconds, 1e-9)

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 
+from docbeam.pipeline.core.stages import Stage, extractor_of
 from docbeam.pipeline.cost import live_counters
 from docbeam.pipeline.cost.memwatch import rss_bytes
 
@@ -34,14 +35,14 @@ def _si(n: float) -> str:
 
 STAGE_NAMES = {
     "": "starting",
-    "match": "listing",
-    "parse": "reading",
-    "reuse": "reusing",
-    "chunk": "chunking",
-    "pack": "encoding",
-    "encode": "encoding",
-    "assemble": "assembling",
-    "write": "writing",
+    Stage.MATCH: "listing",
+    Stage.PARSE: "reading",
+    Stage.REUSE: "reusing",
+    Stage.CHUNK: "chunking",
+    Stage.PACK: "encoding",
+    Stage.ENCODE: "encoding",
+    Stage.ASSEMBLE: "assembling",
+    Stage.WRITE: "writing",
 }
 
 
@@ -49,8 +50,8 @@ def _stage(snap: dict) -> str:
     if snap["note"]:
         return snap["note"]
     stage = snap["stage"]
-    if stage.startswith("extract_"):
-        return f"extracting {stage[len('extract_') :]}"
+    if extractor := extractor_of(stage):
+        return f"extracting {extractor}"
     return STAGE_NAMES.get(stage, stage)
 
 

@@ -2,7 +2,7 @@
 
 Used by `docbeam run`, `python -m docbeam.pipeline.run` (Airflow, Dataflow) and the tests. After the
 Beam job(s) it reads the outputs back, checks the accounting and writes `_manifest.json` and
-`_cost/`; `launch.finalize` does the same for a Dataflow job whose launcher did not wait.
+`_cost/`; `launch.commands.dataflow_finish` does the same for a Dataflow job whose launcher did not wait.
 """
 
 import dataclasses
