@@ -16,6 +16,7 @@ on every platform, which is what makes it usable on CPU where Pallas only interp
 
 import jax
 import jax.numpy as jnp
+from jax import Array
 
 from docbeam.kernels.spec import KernelSpec, default_scale, pad_seq, padding_to_zeros
 
@@ -85,14 +86,8 @@ def _global(q, k, v, seg, scale, compute):
 
 
 def attend(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    *,
-    segment_ids: jax.Array,
-    scale: float | None = None,
-    window: int | None = None,
-) -> jax.Array:
+    q: Array, k: Array, v: Array, *, segment_ids: Array, scale: float | None = None, window: int | None = None
+) -> Array:
     scale = default_scale(q.shape[-1], scale)
     compute = jnp.promote_types(q.dtype, jnp.float32)
     seg = segment_ids.astype(jnp.int32)

@@ -20,7 +20,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import Array, lax
 
 from docbeam.kernels import compat as pc
 from docbeam.kernels.spec import (
@@ -38,12 +38,12 @@ _MASKED = -0.7 * float(jnp.finfo(jnp.float32).max)  # finite: keeps exp() and ma
 _NO_ID = jnp.iinfo(jnp.int32).max
 
 
-def _id_range(ids: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _id_range(ids: Array) -> tuple[Array, Array]:
     """(lowest non-padding id, highest id) of a block; padding-only gives an empty range."""
     return jnp.min(jnp.where(ids == 0, _NO_ID, ids)), jnp.max(ids)
 
 
-def _key_blocks(block_q: int, block_k: int, n_k: int, window: int | None) -> tuple[int | jax.Array, int | jax.Array]:
+def _key_blocks(block_q: int, block_k: int, n_k: int, window: int | None) -> tuple[int | Array, int | Array]:
     """[first, last) key blocks the current query block can see: all, or those within the window."""
     if window is None:
         return 0, n_k
@@ -130,14 +130,8 @@ def _flash(q, k, v, segment_ids, *, scale: float, platform: str, window: int | N
 
 
 def attend(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    *,
-    segment_ids: jax.Array,
-    scale: float | None = None,
-    window: int | None = None,
-) -> jax.Array:
+    q: Array, k: Array, v: Array, *, segment_ids: Array, scale: float | None = None, window: int | None = None
+) -> Array:
     scale = default_scale(q.shape[-1], scale)
     seg = segment_ids.astype(jnp.int32)
     out = _flash(q, k, v, seg, scale=scale, platform=platform_of_backend(), window=window)

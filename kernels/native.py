@@ -1,20 +1,15 @@
 """`jax.nn.dot_product_attention`: XLA's fused attention; cuDNN on GPU for 16-bit inputs."""
 
 import jax
+from jax import Array
 
 from docbeam.kernels.reference import segment_mask
 from docbeam.kernels.spec import KernelSpec, padding_to_zeros
 
 
 def attend(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    *,
-    segment_ids: jax.Array,
-    scale: float | None = None,
-    window: int | None = None,
-) -> jax.Array:
+    q: Array, k: Array, v: Array, *, segment_ids: Array, scale: float | None = None, window: int | None = None
+) -> Array:
     # The window goes into the mask (not local_window_size): one mask, the same semantics
     # on every backend.
     mask = segment_mask(segment_ids, window)[:, None, :, :]

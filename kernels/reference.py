@@ -2,11 +2,12 @@
 
 import jax
 import jax.numpy as jnp
+from jax import Array
 
 from docbeam.kernels.spec import FLOATS, KernelSpec, default_scale, padding_to_zeros
 
 
-def segment_mask(segment_ids: jax.Array, window: int | None = None) -> jax.Array:
+def segment_mask(segment_ids: Array, window: int | None = None) -> Array:
     """[B, T] ids -> [B, T, T] bool: same segment, not padding, and (with a window) at most
     `window` positions apart."""
     same = segment_ids[:, :, None] == segment_ids[:, None, :]
@@ -18,14 +19,8 @@ def segment_mask(segment_ids: jax.Array, window: int | None = None) -> jax.Array
 
 
 def attend(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    *,
-    segment_ids: jax.Array,
-    scale: float | None = None,
-    window: int | None = None,
-) -> jax.Array:
+    q: Array, k: Array, v: Array, *, segment_ids: Array, scale: float | None = None, window: int | None = None
+) -> Array:
     compute = jnp.promote_types(q.dtype, jnp.float32)  # float64 stays float64 for the oracle
     scale = default_scale(q.shape[-1], scale)
     # HIGHEST: the oracle is exact everywhere; a GPU would otherwise run float32 in TF32.

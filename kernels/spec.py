@@ -6,11 +6,27 @@ import contextvars
 import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import jax
 import jax.numpy as jnp
 
-Attend = Callable[..., jax.Array]
+
+class Attend(Protocol):
+    """The contract every kernel's `attend` implements (layout BTNH, as jax.nn.dot_product_attention).
+
+    q, k, v        [batch, seq, heads, head_dim], one float dtype
+    segment_ids    [batch, seq] int32: a token attends only to its own segment (packed rows); 0 = padding
+    scale          the logit scale; None: 1/sqrt(head_dim)
+    window         (kernels with KernelSpec.windows only) keys at most this many positions either side
+    returns        [batch, seq, heads, head_dim] in q's dtype, zeros at padding
+    """
+
+    def __call__(
+        self, q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+    ) -> jax.Array: ...
+
+
 Shape = tuple[int, int, int, int]  # [batch, seq, heads, head_dim]
 # Extra shape constraint: shape [B, T, H, D] -> None if fine, else why not.
 ShapeCheck = Callable[[Shape], str | None]
@@ -130,3 +146,20 @@ def attention_cost(shape: Shape, itemsize: int, window: int | None = None) -> tu
     keys = seq if window is None else min(seq, 2 * window + 1)
     scores = batch * heads * seq * keys
     return 4 * scores * head_dim, scores, 4 * batch * seq * heads * head_dim * itemsize + 2 * batch * seq * 4
+
+
+def upstream_tpu(
+    name: str, attend: Attend, summary: str, windows: bool = False, declares_cost: bool = True
+) -> KernelSpec:
+    """The spec of one of JAX's own Mosaic TPU kernels: TPUs, and a CPU in Pallas' TPU interpret mode."""
+    return KernelSpec(
+        name=name,
+        attend=attend,
+        summary=summary,
+        platforms=("tpu", "cpu"),
+        emulated_on=("cpu",),
+        not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
+        dtypes=("float32", "bfloat16"),
+        windows=windows,
+        declares_cost=declares_cost,
+    )

@@ -11,7 +11,7 @@ import functools
 import jax
 from jax.experimental.pallas.ops.tpu import splash_attention as upstream  # version-sensitive: this file only
 
-from docbeam.kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels.spec import BLOCK, default_scale, pad_seq, padding_to_zeros, platform_of_backend, upstream_tpu
 
 
 @functools.lru_cache(maxsize=16)
@@ -47,14 +47,10 @@ def attend(
     return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
 
 
-KERNEL = KernelSpec(
+KERNEL = upstream_tpu(
     name="splash",
     attend=attend,
-    platforms=("tpu", "cpu"),
-    not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
-    dtypes=("float32", "bfloat16"),
     windows=False,  # upstream has LocalMask, not wired here: auto never picks it for windowed layers
     summary="JAX's Pallas TPU splash attention (block-sparse, segment ids)",
-    emulated_on=("cpu",),
     declares_cost=False,  # jax 0.10.2's make_splash_mha declares no CostEstimate
 )

@@ -11,7 +11,7 @@ import jax
 from jax.experimental.pallas.ops.tpu import flash_attention as upstream  # version-sensitive: this file only
 
 from docbeam.kernels import compat as pc
-from docbeam.kernels.spec import BLOCK, KernelSpec, default_scale, pad_seq, padding_to_zeros, platform_of_backend
+from docbeam.kernels.spec import BLOCK, default_scale, pad_seq, padding_to_zeros, platform_of_backend, upstream_tpu
 
 
 def attend(
@@ -31,13 +31,9 @@ def attend(
     return padding_to_zeros(out.transpose(0, 2, 1, 3)[:, :seq], segment_ids)
 
 
-KERNEL = KernelSpec(
+KERNEL = upstream_tpu(
     name="tpu_flash",
     attend=attend,
-    platforms=("tpu", "cpu"),
-    not_elsewhere="TPU-only kernel (Mosaic); no GPU lowering",
-    dtypes=("float32", "bfloat16"),
     windows=False,  # upstream has no local window: auto never picks it for windowed layers
     summary="JAX's Pallas TPU flash_attention (segment ids, [B,H,T,D] inside)",
-    emulated_on=("cpu",),
 )

@@ -17,6 +17,7 @@ unlike `native` it is not bit-for-bit independent of its row-mates.
 
 import jax
 import jax.numpy as jnp
+from jax import Array
 
 from docbeam.kernels import reference
 from docbeam.kernels.spec import KernelSpec, default_scale, padding_to_zeros
@@ -25,14 +26,8 @@ TRUSTED_DENOM = float(jnp.exp(jnp.float32(-60.0)))
 
 
 def attend(
-    q: jax.Array,
-    k: jax.Array,
-    v: jax.Array,
-    *,
-    segment_ids: jax.Array,
-    scale: float | None = None,
-    window: int | None = None,
-) -> jax.Array:
+    q: Array, k: Array, v: Array, *, segment_ids: Array, scale: float | None = None, window: int | None = None
+) -> Array:
     scale = default_scale(q.shape[-1], scale)
     compute = jnp.promote_types(q.dtype, jnp.float32)
     qt, kt, vt = (x.astype(compute).transpose(0, 2, 1, 3) for x in (q * scale, k, v))

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from docbeam.model.config import EncoderConfig
+from docbeam.model.config import EncoderConfig, shape_fields
 from docbeam.model.layers import activation, dense, layer_norm
 
 # One line for `docbeam models` (the docstring above is for readers of this code).
@@ -21,11 +21,7 @@ def config_fields(raw: dict, where: str) -> dict:
     act = raw.get("hidden_act", "gelu")
     activation(act, where)
     return {
-        "vocab_size": raw["vocab_size"],
-        "hidden": raw["hidden_size"],
-        "layers": raw["num_hidden_layers"],
-        "heads": raw["num_attention_heads"],
-        "intermediate": raw["intermediate_size"],
+        **shape_fields(raw),
         "max_positions": raw["max_position_embeddings"],
         "type_vocab_size": raw.get("type_vocab_size", 2),
         "layer_norm_eps": raw.get("layer_norm_eps", 1e-12),

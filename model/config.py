@@ -48,3 +48,14 @@ class EncoderConfig:
     def embedding_dim(self) -> int:
         """Width of the sentence vector: pooling modes x hidden, or the last Dense layer's."""
         return self.head.dense[-1].out_features if self.head.dense else len(self.head.pooling) * self.hidden
+
+
+def shape_fields(raw: dict) -> dict:
+    """The sizes every architecture's config.json names alike (Hugging Face's keys -> EncoderConfig's)."""
+    return {
+        "vocab_size": raw["vocab_size"],
+        "hidden": raw["hidden_size"],
+        "layers": raw["num_hidden_layers"],
+        "heads": raw["num_attention_heads"],
+        "intermediate": raw["intermediate_size"],
+    }

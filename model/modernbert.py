@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from docbeam.model.config import EncoderConfig
+from docbeam.model.config import EncoderConfig, shape_fields
 from docbeam.model.errors import CheckpointError
 from docbeam.model.layers import activation, dense, layer_norm, rope
 
@@ -55,11 +55,7 @@ def config_fields(raw: dict, where: str) -> dict:
         window = int(raw["sliding_window"])
     types = _layer_types(raw, where)
     return {
-        "vocab_size": raw["vocab_size"],
-        "hidden": raw["hidden_size"],
-        "layers": raw["num_hidden_layers"],
-        "heads": raw["num_attention_heads"],
-        "intermediate": raw["intermediate_size"],
+        **shape_fields(raw),
         "max_positions": raw.get("max_position_embeddings", 8192),
         "layer_norm_eps": raw.get("norm_eps", 1e-5),
         "activation": act,

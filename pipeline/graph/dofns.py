@@ -1,9 +1,10 @@
 """The DoFns of a docbeam job, one per stage. Every DoFn meters its own stage
-(cost.metering.StageMeter) and routes every rejection to errors/ with its reason."""
+(cost.metering.metered) and routes every rejection to errors/ with its reason."""
 
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -15,7 +16,7 @@ from docbeam.pipeline.core import fingerprint
 from docbeam.pipeline.core.records import DocInfo, Document, Rejection, Segment, SegmentVector, Skipped, reject
 from docbeam.pipeline.core.stages import SKIPPED_PREFIX, Stage, extract_stage
 from docbeam.pipeline.core.tables import ERRORS
-from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.cost.metering import StageMeter, metered
 from docbeam.pipeline.encode.packing import PackedBatch, Packer, PackSpec
 from docbeam.pipeline.graph.assemble import AssembledDoc, assemble, pick_winner, written_earlier
 from docbeam.pipeline.graph.job_plan import JobPlan
@@ -29,15 +30,17 @@ def text_kib(doc: Document) -> int:
     return max(1, len(doc.text) >> 10)
 
 
-def timed_chunks(meter: StageMeter, items: Iterable, size: int = 64) -> Iterator[list]:
-    """Pull items in small groups inside the stage's timer, hand them on outside it, so
-    a fused downstream stage's time is not billed to this one."""
+def text_size(doc: Document) -> int:
+    return len(doc.text)
+
+
+T = TypeVar("T")
+
+
+def batched(items: Iterable[T], size: int = 64) -> Iterator[list[T]]:
+    """Items in groups of `size` (itertools.batched from Python 3.12)."""
     it = iter(items)
-    while True:
-        with meter.timed():
-            group = list(itertools.islice(it, size))
-        if not group:
-            return
+    while group := list(itertools.islice(it, size)):
         yield group
 
 
@@ -50,6 +53,10 @@ def beam_file(path: str, size: int, name: str) -> File:
     return carried(path), size, printable(name)
 
 
+def file_size(item: File) -> int:
+    return item[1]
+
+
 class MatchGlob(beam.DoFn):
     """An input glob -> its files. A folder input yields only files of formats docbeam reads
     (the rest are counted as skipped); a glob yields every file it matches."""
@@ -57,14 +64,13 @@ class MatchGlob(beam.DoFn):
     def setup(self):
         self.meter = StageMeter(Stage.MATCH)
 
+    @metered(bytes_out=file_size)
     def process(self, item: InputGlob) -> Iterator[File]:
-        with self.meter.timed():
-            found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([item.pattern])[0].metadata_list)
+        found = sorted((m.path, m.size_in_bytes) for m in FileSystems.match([item.pattern])[0].metadata_list)
         if item.folder:
             kept = [(p, s) for p, s in found if format_of(p) and not in_a_run(p, item.root)]
             self.meter.add(skipped=len(found) - len(kept))
             found = kept
-        self.meter.add(elements_in=1, elements_out=len(found), bytes_out=sum(s for _, s in found))
         for path, size in found:
             yield beam_file(path, size, name_of(path, item.root))
 
@@ -75,8 +81,8 @@ class KnownFile(beam.DoFn):
     def setup(self):
         self.meter = StageMeter(Stage.MATCH)
 
+    @metered(bytes_out=file_size)
     def process(self, item: File) -> Iterator[File]:
-        self.meter.add(elements_in=1, elements_out=1, bytes_out=item[1])
         yield item
 
 
@@ -96,11 +102,10 @@ class ParseFile(beam.DoFn):
     def teardown(self):
         self.sandbox.close()
 
+    @metered(bytes_in=file_size, bytes_out=text_size)
     def process(self, item: File):
-        path, size, name = item
-        self.meter.add(elements_in=1, bytes_in=size)
+        path, _, name = item
         if isinstance(path, bytes):  # a name that is not UTF-8: one error line, the run goes on
-            self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(ERRORS, unreadable_name(path, name, Stage.PARSE))
             return
 
@@ -108,25 +113,24 @@ class ParseFile(beam.DoFn):
             # Uncompressed: docbeam decompresses itself, to cap gzip bombs and report truncation.
             return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
 
-        for group in timed_chunks(self.meter, parse_file(path, open_file, self.cfg, name, self.sandbox)):
-            docs = [r for r in group if isinstance(r, Document)]
-            skipped = Counter(r.reason for r in group if isinstance(r, Skipped))
-            self.meter.add(  # one update per group, not per record: the meter is not free
-                rejected=sum(isinstance(r, Rejection) for r in group),
-                skipped=sum(skipped.values()),
-                elements_out=len(docs),
-                bytes_out=sum(len(d.text) for d in docs),
-            )
-            for reason, n in skipped.items():
-                self.meter.count(f"skipped_{reason}", n)
-            for kind in ("running_lines", "leader_lines"):  # PDF layout left out of the text
-                if n := sum(getattr(d.provenance, kind) for d in docs if d.provenance):
-                    self.meter.count(f"dropped_{kind}", n)
+        for group in batched(parse_file(path, open_file, self.cfg, name, self.sandbox)):
+            self._count_left_out(group)
             for rec in group:
                 if isinstance(rec, Rejection):
                     yield beam.pvalue.TaggedOutput(ERRORS, rec)
                 elif isinstance(rec, Document):
                     yield rec
+
+    def _count_left_out(self, group: list) -> None:
+        """Skipped records per reason, and PDF layout left out of the text: one update per
+        group, not per record (the meter is not free)."""
+        skipped = Counter(r.reason for r in group if isinstance(r, Skipped))
+        self.meter.add(skipped=sum(skipped.values()))
+        for reason, n in skipped.items():
+            self.meter.count(f"skipped_{reason}", n)
+        for kind in ("running_lines", "leader_lines"):
+            if n := sum(getattr(r.provenance, kind) for r in group if isinstance(r, Document) and r.provenance):
+                self.meter.count(f"dropped_{kind}", n)
 
 
 class ChunkDocuments(beam.DoFn):
@@ -144,10 +148,9 @@ class ChunkDocuments(beam.DoFn):
         self.tokenizer, self.special = load_tokenizer(self.plan.encoder.local_checkpoint())
         self.frame = self.plan.frame or Frame(self.special)
 
+    @metered(inputs="batch", bytes_in=text_size)
     def process(self, docs: list[Document]):
-        self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
-        with self.meter.timed():
-            pairs = list(chunk_documents(docs, self.tokenizer, self.frame, self.plan.windowing))
+        pairs = list(chunk_documents(docs, self.tokenizer, self.frame, self.plan.windowing))
         for doc, chunks in pairs:
             yield from self._one(doc, chunks)
 
@@ -158,19 +161,14 @@ class ChunkDocuments(beam.DoFn):
         for ex in self.plan.extractors:
             if why := ex.skip_reason(doc):  # by design (keyphrases of Japanese): counted, said in the summary
                 self.ex_meters[ex.name].count(f"{SKIPPED_PREFIX}{why}")
-            with self.meter.timed():
-                extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
+            extra += ex.candidates(doc, self.tokenizer, self.special, self.plan.windowing.max_seq_len)
             # Rows read from the text (entities) are the extractor's output, timed and counted
             # under its own stage: the report's `out` for it is the rows it wrote.
-            with self.ex_meters[ex.name].timed():
-                mine = ex.text_rows(doc)
-            if mine:
-                self.ex_meters[ex.name].add(elements_out=len(mine))
-            rows += mine
+            rows += self.ex_meters[ex.name].counted(lambda ex=ex: ex.text_rows(doc))
         candidate_tokens = sum(len(seg.ids) for seg in extra)
         self.meter.live(live_chars_started=len(doc.text), live_candidate_tokens=candidate_tokens)
         n_chunks, covered, counted = 0, 0, 0
-        for group in timed_chunks(self.meter, chunks):
+        for group in batched(chunks):
             # Progress inside the document, recorded before its windows go on to be encoded.
             self.meter.live(
                 live_chars_chunked=group[-1].end_char - covered,
@@ -184,7 +182,6 @@ class ChunkDocuments(beam.DoFn):
         self.meter.live(live_chars_chunked=len(doc.text) - covered, live_document_tokens=chunks.n_tokens - counted)
         if n_chunks == 0:
             self.meter.live(live_candidate_tokens=-candidate_tokens)  # never encoded
-            self.meter.add(rejected=1)
             yield beam.pvalue.TaggedOutput(
                 ERRORS,
                 reject(
@@ -199,7 +196,7 @@ class ChunkDocuments(beam.DoFn):
             return
         yield from extra
         n_tokens = chunks.n_tokens
-        self.meter.add(elements_out=n_chunks + len(extra), tokens=n_tokens)
+        self.meter.add(tokens=n_tokens)
         yield beam.pvalue.TaggedOutput(
             self.INFO,
             DocInfo(
@@ -233,30 +230,21 @@ class PackSegments(beam.DoFn):
     def start_bundle(self):
         self.packer = Packer(self.spec)
 
-    def _count(self, batches):
+    @metered(inputs=None, bytes_out=lambda b: b.tokens.nbytes * 3)
+    def _batches(self, batches: Iterable[PackedBatch]) -> Iterator[PackedBatch]:
         for b in batches:
             real = b.real_tokens
-            self.meter.add(
-                elements_in=len(b.slots),
-                elements_out=1,
-                tokens=real,
-                pad_tokens=b.tokens.size - real,
-                bytes_out=b.tokens.nbytes * 3,
-            )
-        return batches
+            self.meter.add(elements_in=len(b.slots), tokens=real, pad_tokens=b.tokens.size - real)
+            yield b
 
     def process(self, seg: Segment):
         ready = self.packer.add(seg)  # most segments only join the pool: nothing to time or meter
         if ready:
-            with self.meter.timed():
-                ready = self._count(ready)
-        yield from ready
+            yield from self._batches(ready)
 
     def finish_bundle(self):
-        with self.meter.timed():
-            ready = self._count(list(self.packer.flush()))
-        for b in [*ready, PackedBatch.flush()]:  # the flush hands back the encoder's batch in flight
-            yield GlobalWindows.windowed_value(b)
+        for b in [*self._batches(list(self.packer.flush())), PackedBatch.flush()]:
+            yield GlobalWindows.windowed_value(b)  # the flush hands back the encoder's batch in flight
 
 
 class Assemble(beam.DoFn):
@@ -269,31 +257,25 @@ class Assemble(beam.DoFn):
         self.meter = StageMeter(Stage.ASSEMBLE)
         self.ex_meters = {ex.name: StageMeter(extract_stage(ex.name)) for ex in self.plan.extractors}
 
+    @metered(inputs=None)
     def process(self, item, shared: list[SegmentVector]):
         doc_id, grouped = item
         infos, vectors = list(grouped["info"]), list(grouped["vec"])
         if not infos:  # a doc_id only an earlier wave has: nothing to do here
             return
+        self.meter.add(elements_in=len(infos))
         if list(grouped["committed"]):  # an earlier wave of this run already wrote this doc_id
-            self.meter.add(elements_in=len(infos), rejected=len(infos))
             for info in infos:
                 yield beam.pvalue.TaggedOutput(ERRORS, written_earlier(info, doc_id))
             return
-        with self.meter.timed():
-            kept, dupes = pick_winner(infos)
-            result = assemble(kept, [v for v in vectors if v.uid == kept.uid], self.plan.model_name)
-        failed = isinstance(result, Rejection)
-        self.meter.add(
-            elements_in=len(infos),
-            rejected=len(dupes) + failed,
-            elements_out=0 if failed else 1,
-            tokens=0 if failed else kept.n_tokens,
-        )
+        kept, dupes = pick_winner(infos)
+        result = assemble(kept, [v for v in vectors if v.uid == kept.uid], self.plan.model_name)
         for rej in dupes:
             yield beam.pvalue.TaggedOutput(ERRORS, rej)
         if isinstance(result, Rejection):
             yield beam.pvalue.TaggedOutput(ERRORS, result)
             return
+        self.meter.add(tokens=kept.n_tokens)
         yield result.document
         for c in result.chunks:
             yield beam.pvalue.TaggedOutput(self.CHUNKS, c)
@@ -303,13 +285,13 @@ class Assemble(beam.DoFn):
     def _extract(self, info: DocInfo, result: AssembledDoc, shared: list[SegmentVector]) -> list[dict]:
         rows = []
         for ex in self.plan.extractors:
-            meter = self.ex_meters[ex.name]
-            with meter.timed():
+
+            def work(ex=ex) -> list[dict]:
                 mine = [v for v in result.others if v.kind == ex.name]
                 chunks = [c["embedding"] for c in result.chunks]
-                out = ex.extract(
+                return ex.extract(
                     info, result.document["embedding"], mine, [v for v in shared if v.kind == ex.name], chunks
                 )
-            meter.add(elements_in=1, elements_out=len(out))
-            rows += out
+
+            rows += self.ex_meters[ex.name].counted(work, inputs=1)
         return rows

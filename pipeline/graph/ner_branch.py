@@ -25,11 +25,11 @@ from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core import fingerprint
 from docbeam.pipeline.core.records import Document, Segment
 from docbeam.pipeline.core.stages import Stage
-from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.cost.metering import StageMeter, metered
 from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.extractors.base import row
 from docbeam.pipeline.extractors.ner_aggregation import WindowReader, document_entities
-from docbeam.pipeline.graph.dofns import PackSegments, text_kib
+from docbeam.pipeline.graph.dofns import PackSegments, text_kib, text_size
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan
 from docbeam.pipeline.ingest.chunking import Frame
 from docbeam.pipeline.ingest.ner_windows import Chunker, model_windows
@@ -88,12 +88,11 @@ class NerWindows(beam.DoFn):
         self.chunks = Chunker(tok, self.plan.frame or Frame(special), self.plan.windowing)
         self.tokenizer, self.special = _tokenizer(self.plan)
 
+    @metered(inputs="batch", bytes_in=text_size)
     def process(self, docs: list[Document]):
-        self.meter.add(elements_in=len(docs), bytes_in=sum(len(d.text) for d in docs))
-        with self.meter.timed():
-            found = list(model_windows(docs, self.chunks, self.tokenizer, self.special, _ner(self.plan).windowing))
+        found = list(model_windows(docs, self.chunks, self.tokenizer, self.special, _ner(self.plan).windowing))
         for doc, windows in found:
-            self.meter.add(elements_out=len(windows), tokens=sum(w.n_tokens for w in windows))
+            self.meter.add(tokens=sum(w.n_tokens for w in windows))
             yield from windows
             doc_fp = fingerprint.document(self.settings, doc.text)
             yield beam.pvalue.TaggedOutput(DOCS, (doc.doc_id, (doc.uid, doc_fp, len(windows))))
@@ -118,10 +117,9 @@ class WindowEntities(beam.DoFn):
         tok, special = _tokenizer(self.plan)
         self.read = WindowReader(tok, special, self.plan.ner.labels, self.plan.ner.aggregation)
 
+    @metered(inputs="batch", outputs=False)  # the stage's `out` is EntityRows' rows
     def process(self, windows: list[tuple[Segment, np.ndarray]]):
-        with self.meter.timed():
-            found = self.read(windows)
-        self.meter.add(elements_in=len(windows))
+        found = self.read(windows)
         for (seg, _), entities in zip(windows, found):
             yield seg.doc_id, (seg.uid, seg.index, entities)
 
@@ -132,6 +130,7 @@ class EntityRows(beam.DoFn):
     def setup(self):
         self.meter = StageMeter(Stage.NER_ENTITIES)
 
+    @metered(inputs=None)
     def process(self, item):
         doc_id, grouped = item
         written = set(grouped["written"])
@@ -142,8 +141,5 @@ class EntityRows(beam.DoFn):
         windows = sorted((w for w in grouped["windows"] if w[0] == uid), key=lambda w: w[1])
         if len(windows) != expected:  # Beam lost or repeated a window: never write a partial answer
             raise RuntimeError(f"{doc_id}: {len(windows)} of {expected} NER windows came back")
-        with self.meter.timed():
-            entities = document_entities([found for _, _, found in windows])
-            rows = [row(doc_id, f"entity:{e.label}", e.text, e.score, e.start, e.end) for e in entities]
-        self.meter.add(elements_out=len(rows))
-        yield from rows
+        for e in document_entities([found for _, _, found in windows]):
+            yield row(doc_id, f"entity:{e.label}", e.text, e.score, e.start, e.end)

@@ -12,11 +12,10 @@ is harmless (ml.rag's writers upsert by chunk id).
 from collections.abc import Callable
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
 from apache_beam.ml.rag.ingestion.base import VectorDatabaseWriteTransform
 
 from docbeam.pipeline.core.stages import Stage
-from docbeam.pipeline.cost.metering import NAMESPACE, StageMeter
+from docbeam.pipeline.cost.metering import StageMeter, metered
 from docbeam.pipeline.stores.base import to_chunk
 
 CHUNK_COLUMNS = ["doc_id", "chunk_index", "embedding", "text", "page_start", "page_end", "section"]
@@ -32,19 +31,16 @@ class ToStoreChunks(beam.DoFn):
 
     def setup(self):
         self.meter = StageMeter(Stage.SINK)
-        self.truncated = Metrics.counter(f"{NAMESPACE}.{Stage.SINK}", "truncated")
 
+    @metered(inputs=None)
     def process(self, item):
         _, grouped = item
         meta = next(iter(grouped["metadata"]), None)
         rows = list(grouped["chunks"])
-        with self.meter.timed():
-            chunks = [to_chunk(r, meta, self.store_text) for r in rows]
-            if self.fit is not None:
-                cut = sum(bool(self.fit(c)) for c in chunks)
-                if cut:
-                    self.truncated.inc(cut)
-        self.meter.add(elements_in=len(rows), elements_out=len(chunks))
+        self.meter.add(elements_in=len(rows))
+        chunks = [to_chunk(r, meta, self.store_text) for r in rows]
+        if self.fit is not None and (cut := sum(bool(self.fit(c)) for c in chunks)):
+            self.meter.count("truncated", cut)
         yield from chunks
 
 

@@ -293,3 +293,51 @@ def test_an_input_within_the_sample_is_run_and_held_to_the_budget(tmp_path, caps
     assert main(["--input", str(src), "--output", str(tmp_path / "out"), "--budget-usd", "1e-9"]) == 3
     assert "over --budget-usd 1e-09" in capsys.readouterr().err
     assert "reuse" not in json.loads((tmp_path / "out" / "_manifest.json").read_text())  # no sample was run
+
+
+def test_metered_counts_elements_and_bills_only_the_stages_own_time():
+    """@metered: elements in (a batch's length) and out (main outputs; errors/ as rejected),
+    bytes, and the CPU time of producing the outputs: not the time a consumer (a fused
+    downstream stage) takes with each, nor that of a stage timed inside (an extractor)."""
+    import time
+
+    from apache_beam.pvalue import TaggedOutput
+
+    from docbeam.pipeline.core.tables import ERRORS
+    from docbeam.pipeline.cost.metering import StageMeter, metered
+
+    def burn(seconds: float) -> None:
+        t0 = time.process_time()
+        while time.process_time() - t0 < seconds:
+            pass
+
+    totals: dict[str, dict[str, float]] = {}
+
+    class Recorded(StageMeter):
+        def add(self, **values: float) -> None:
+            super().add(**values)
+            for name, value in values.items():
+                totals.setdefault(self.stage, {}).setdefault(name, 0)
+                totals[self.stage][name] += value
+
+    class Stage:
+        meter, inner = Recorded("test_outer"), Recorded("test_inner")
+
+        @metered(inputs="batch", bytes_in=len, bytes_out=len)
+        def process(self, words: list[str]):
+            for w in words:
+                burn(0.01)  # the stage's own work: 10 ms per output
+                self.inner.counted(lambda w=w: burn(0.1) or [w], inputs=1)  # 100 ms billed to `inner`
+                yield TaggedOutput(ERRORS, w) if w == "bad" else w
+
+    outs = []
+    for out in Stage().process(["a", "bb", "bad", "cccc"]):
+        burn(0.1)  # downstream work: 100 ms per output, not the stage's
+        outs.append(out)
+    assert len(outs) == 4
+    t, inner = totals["test_outer"], totals["test_inner"]
+    assert (t["elements_in"], t["bytes_in"]) == (4, 1 + 2 + 3 + 4)
+    assert (t["elements_out"], t["bytes_out"], t["rejected"]) == (3, 1 + 2 + 4, 1)
+    assert 0.04e6 <= t["cpu_us"] < 0.2e6, t  # 4 x 10 ms; the inner and downstream 800 ms left out
+    assert t["wall_us"] < 0.3e6, t
+    assert (inner["elements_in"], inner["elements_out"]) == (4, 4) and inner["cpu_us"] >= 0.4e6

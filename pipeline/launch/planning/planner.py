@@ -358,18 +358,8 @@ def resolve_extractors(options: PipelineOptions) -> tuple[list[str], dict[str, d
 
 
 def parse_config(d: DocbeamOptions) -> ParseConfig:
-    return ParseConfig(
-        id_field=d.id_field,
-        text_field=d.text_field,
-        max_doc_bytes=d.max_doc_bytes,
-        max_decompressed_bytes=d.max_decompressed_bytes,
-        html_text=d.html_text,
-        max_pdf_pages=d.max_pdf_pages,
-        parse_timeout_s=d.parse_timeout,
-        parse_memory_mb=d.parse_memory_mb,
-        follow_links=d.follow_links,
-        language=d.language,
-    )
+    # Each field is the flag of the same name (parse_timeout_s: --parse-timeout, in seconds).
+    return ParseConfig(**{f.name: getattr(d, f.name.removesuffix("_s")) for f in dataclasses.fields(ParseConfig)})
 
 
 def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_input: bool = True) -> JobPlan:
