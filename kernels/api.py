@@ -4,22 +4,10 @@ Import it as `from docbeam.kernels import api as kernels`. (The kernels/ folder 
 `__init__.py`, so that Hugging Face's `kernels` package, which transformers imports, wins over
 this folder when a script runs from a checkout's root.)
 
-Contract (every implementation, no exceptions)::
-
-    attend(q, k, v, *, segment_ids, scale=None, window=None) -> out
-
-    q, k, v      [batch, seq, heads, head_dim]   float32 | bfloat16 (float64 for the reference)
-    segment_ids  [batch, seq] int32              a token attends only to tokens with the same id;
-                                                 id 0 marks padding
-    scale        float | None                    logit scale; None means 1/sqrt(head_dim)
-    window       int | None                      local attention: a token also needs |i - j| <= window
-                                                 (row positions; segments are contiguous, so this is
-                                                 the distance inside the segment). None: global.
-                                                 Static (a Python int). Only kernels whose spec says
-                                                 `windows=True` take it; `auto` never picks another.
-    out          [batch, seq, heads, head_dim]   same dtype as q; rows whose id is 0 are zeros;
-                                                 a result that cannot be trusted is NaN, never
-                                                 a plausible wrong number
+Contract (every implementation, no exceptions): `attend(q, k, v, *, segment_ids, scale=None,
+window=None) -> out`, written down as typed Protocols in `spec` (`Attend`; `AttendWindowed`
+for the kernels whose spec says `windows=True`), one line per argument there. A result that
+cannot be trusted is NaN, never a plausible wrong number.
 
 Bidirectional (encoder) attention with packing: several documents may share a row, each
 with its own id, and the ids need not be sorted. Accumulation is float32 (or wider) in

@@ -15,15 +15,35 @@ import jax.numpy as jnp
 class Attend(Protocol):
     """The contract every kernel's `attend` implements (layout BTNH, as jax.nn.dot_product_attention).
 
-    q, k, v        [batch, seq, heads, head_dim], one float dtype
-    segment_ids    [batch, seq] int32: a token attends only to its own segment (packed rows); 0 = padding
+    q, k, v        [batch, seq, heads, head_dim], float32 | bfloat16 (float64 for the reference)
+    segment_ids    [batch, seq] int32: a token attends only to tokens with the same id (packed rows;
+                   the ids need not be sorted); 0 marks padding
     scale          the logit scale; None: 1/sqrt(head_dim)
-    window         (kernels with KernelSpec.windows only) keys at most this many positions either side
-    returns        [batch, seq, heads, head_dim] in q's dtype, zeros at padding
+    returns        [batch, seq, heads, head_dim] in q's dtype; rows whose id is 0 are zeros
     """
 
     def __call__(
         self, q: jax.Array, k: jax.Array, v: jax.Array, *, segment_ids: jax.Array, scale: float | None = None
+    ) -> jax.Array: ...
+
+
+class AttendWindowed(Attend, Protocol):
+    """The contract with a local window, for kernels whose KernelSpec says `windows=True`.
+
+    window         local attention: a token also needs |i - j| <= window (row positions; segments are
+                   contiguous, so the distance inside the segment); None: global. Static (a Python int);
+                   `auto` never picks a kernel without it for a windowed layer
+    """
+
+    def __call__(
+        self,
+        q: jax.Array,
+        k: jax.Array,
+        v: jax.Array,
+        *,
+        segment_ids: jax.Array,
+        scale: float | None = None,
+        window: int | None = None,
     ) -> jax.Array: ...
 
 

@@ -270,6 +270,15 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
     )
     _flag(
         parser,
+        "host-processes",
+        type=non_negative_int,
+        default=1,
+        metavar="N",
+        help="local runs: processes that read, parse, chunk, pack and assemble (Beam's multi-process runner), "
+        "all feeding one model process, this one (README, Feeding the chip; default %(default)s)",
+    )
+    _flag(
+        parser,
         "prompt-name",
         metavar="NAME",
         help="the checkpoint's prompt (config_sentence_transformers.json) documents get; default: its "
@@ -286,8 +295,18 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         f"{', '.join(languages.supported())}; default auto: each document's own, detected at ingest "
         "(the documents/ language column; English rules where it cannot be told)",
     )
-    _flag(parser, "id-field", default="id", help="JSONL/Parquet field (CSV/TSV column) holding the document id")
-    _flag(parser, "text-field", default="text", help="JSONL/Parquet field (CSV/TSV column) holding the text")
+    _flag(
+        parser,
+        "id-field",
+        default="id",
+        help="JSONL/Parquet field (CSV/TSV column) holding the document id (default %(default)s)",
+    )
+    _flag(
+        parser,
+        "text-field",
+        default="text",
+        help="JSONL/Parquet field (CSV/TSV column) holding the text (default %(default)s)",
+    )
     _flag(
         parser,
         "html-text",
@@ -309,8 +328,8 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=positive_float,
         default=120.0,
         metavar="SECONDS",
-        help="PDF, Word and main-content HTML parse in a child process: stop one file (one WARC record) "
-        "after this long as parse_timeout (default %(default)g)",
+        help="PDF, Word and main-content HTML parse in a child process: a file (a WARC record) that takes "
+        "longer is stopped and rejected as parse_timeout (default %(default)g)",
     )
     _flag(
         parser,

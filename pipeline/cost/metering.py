@@ -103,13 +103,19 @@ class StageMeter:
         self._peak_rss.set(peak_rss_bytes())
 
     def drive(
-        self, outputs: Iterable, bytes_out: Callable[[Any], int] | None = None, count_out: bool = True, every: int = 64
+        self,
+        outputs: Iterable,
+        bytes_out: Callable[[Any], int] | None = None,
+        count_out: bool = True,
+        every: int = 64,
+        items_out: Callable[[Any], int] | None = None,
     ) -> Iterator:
         """Hand on a stage's outputs, timing only the steps that produce them: the time a
         consumer takes with an item (with a fused runner, the downstream stages) is not the
-        stage's. Main outputs are counted as elements_out (their `bytes_out` as bytes_out),
-        outputs to errors/ as rejected; the counts and times go to the meter every `every`
-        outputs (the meter is not free) and at the end."""
+        stage's. Main outputs are counted as elements_out (`items_out` of each where one
+        output carries several: a list of segments; their `bytes_out` as bytes_out), outputs
+        to errors/ as rejected; the counts and times go to the meter every `every` outputs
+        (the meter is not free) and at the end."""
         span, it = _Span(), iter(outputs)
         n_out = n_bytes = n_rejected = pending = 0
         try:
@@ -122,7 +128,7 @@ class StageMeter:
                 if isinstance(out, TaggedOutput):
                     n_rejected += out.tag == ERRORS
                 elif count_out:
-                    n_out += 1
+                    n_out += items_out(out) if items_out else 1
                     n_bytes += bytes_out(out) if bytes_out else 0
                 pending += 1
                 if pending == every:
@@ -166,12 +172,14 @@ def metered(
     bytes_in: Callable[[Any], int] | None = None,
     bytes_out: Callable[[Any], int] | None = None,
     outputs: bool = True,
+    items_out: Callable[[Any], int] | None = None,
 ) -> Callable[[Callable[..., Iterable]], Callable[..., Iterator]]:
     """Meter a DoFn's (generator) `process` under its instance's `self.meter`: its element
     counted in (`inputs`: one per call, `len` of a batch, or None: the stage counts its
     own) with `bytes_in` of it (of each of a batch's items), then its outputs driven through
-    StageMeter.drive: timed, main outputs counted out with their `bytes_out` (unless not
-    `outputs`), outputs to errors/ counted as rejected."""
+    StageMeter.drive: timed, main outputs counted out (`items_out` of each: `len` where a
+    stage emits its outputs in lists) with their `bytes_out` (unless not `outputs`),
+    outputs to errors/ counted as rejected."""
 
     def wrap(process: Callable[..., Iterable]) -> Callable[..., Iterator]:
         @functools.wraps(process)
@@ -185,7 +193,7 @@ def metered(
                 counted["bytes_in"] = sum(bytes_in(x) for x in items)
             if counted:
                 meter.add(**counted)
-            yield from meter.drive(process(self, element, *args, **kwargs), bytes_out, outputs)
+            yield from meter.drive(process(self, element, *args, **kwargs), bytes_out, outputs, items_out=items_out)
 
         return run
 

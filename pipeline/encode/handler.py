@@ -1,5 +1,6 @@
 """RunInference ModelHandler around the JAX encoder (Beam's contract for inference)."""
 
+import functools
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -13,6 +14,7 @@ from docbeam.pipeline.core.records import Segment, SegmentVector
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.encode import model_process
 from docbeam.pipeline.encode.packing import PackedBatch
 from docbeam.pipeline.encode.runtime import (
     TOKEN_CLASSIFICATION,
@@ -39,6 +41,10 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
     each call's outputs synchronously; the order of outputs does not matter downstream (they
     are grouped by document). The packer ends every bundle with `PackedBatch.flush()`, which
     hands back the last batch: nothing stays in flight past a bundle.
+
+    With `settings.serving`, the model lives in one process that several host processes share
+    (encode.model_process): a call sends its batch's arrays there and waits for the vectors,
+    while the other host processes keep the device fed.
     """
 
     def __init__(self, settings: EncoderSettings):
@@ -49,11 +55,17 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         self._unpack = _token_scores if classify else _unpack
         self._meter: StageMeter | None = None
         self._watches: dict[str, MemWatch] | None = None
-        self._last: list[float] | None = None  # [started, tokens, last line] of the progress lines
+        self._last: list[float] | None = None  # [started, tokens, last line, batches] of the progress lines
         self._in_flight: InFlight | None = None  # the started batch whose vectors the next call returns
+
+    def runtime_factory(self):
+        """What builds the runtime in the model process (picklable: it travels to a spawned one)."""
+        return functools.partial(model_process.load_runtime, self.settings)
 
     def load_model(self) -> EncoderRuntime:
         _count_storage_retries()
+        if self.settings.serving is not None:
+            return model_process.handle(self.settings.serving, self.stage, self.runtime_factory()).acquire()
         runtime, loaded = shared_runtime(self.settings)
         if loaded:
             StageMeter(self.stage).add(model_loads=1)
@@ -64,6 +76,11 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
     ) -> Iterable[list]:
         meter = self._meter = self._meter or StageMeter(self.stage)
         results: list[list] = []
+        if self.settings.serving is not None:
+            for b in batch:
+                if not b.is_flush:  # nothing is kept in flight here: the flush is a no-op
+                    results.append(self._remote(model, b, meter))
+            return results
         for b in batch:
             with meter.timed():
                 started = None if b.is_flush else model.start(b)
@@ -74,10 +91,22 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
 
     def _finish(self, model: EncoderRuntime, job: InFlight, meter: StageMeter) -> list:
         out, kernel, stats = model.finish(job)
-        b = job.batch
+        fed_rows = model.rows_on_devices(job.batch.shape[0])
+        return self._record(job.batch, out, kernel, stats, fed_rows, device_bytes_in_use(), meter)
+
+    def _remote(self, model, b: PackedBatch, meter: StageMeter) -> list:
+        with meter.timed():
+            t0 = time.perf_counter()
+            res = model.run(model_process.strip(b))
+            meter.count("ipc_us", int((time.perf_counter() - t0 - res.model_seconds) * 1e6))
+            return self._record(b, res.vectors, res.kernel, res.stats, res.fed_rows, res.device_bytes, meter)
+
+    def _record(
+        self, b: PackedBatch, out, kernel: str, stats, fed_rows: int, device_bytes: int | None, meter: StageMeter
+    ) -> list:
         vectors = self._unpack(b, out, kernel)
         real = b.real_tokens
-        fed = model.rows_on_devices(b.shape[0]) * b.shape[1]  # with the empty rows that even out the devices
+        fed = fed_rows * b.shape[1]  # with the empty rows that even out the devices
         meter.add(
             elements_in=len(b.slots),
             elements_out=len(vectors),
@@ -90,15 +119,15 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
             tokens=real,
             pad_tokens=fed - real,
         )
-        self._watch_memory(meter)
-        self._progress(model, real)
+        self._watch_memory(meter, device_bytes)
+        self._progress(stats.batches, real)
         return vectors
 
-    def _watch_memory(self, meter: StageMeter) -> None:
+    def _watch_memory(self, meter: StageMeter, device_bytes: int | None) -> None:
         if self._watches is None:
             limit = self.settings.leak_threshold_mb << 20
             self._watches = {"rss": MemWatch("encoder host", limit), "device": MemWatch("encoder device", limit)}
-        for kind, value in (("rss", rss_bytes()), ("device", device_bytes_in_use())):
+        for kind, value in (("rss", rss_bytes()), ("device", device_bytes)):
             if value is None:
                 continue
             watch = self._watches[kind]
@@ -108,13 +137,14 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
             meter.gauge(f"{kind}_bytes", value)
             meter.gauge(f"{kind}_growth_bytes", watch.growth)
 
-    def _progress(self, model: EncoderRuntime, tokens: int) -> None:
+    def _progress(self, batches: int, tokens: int) -> None:
         now = time.perf_counter()
-        last = self._last = self._last or [now, 0, now]
+        last = self._last = self._last or [now, 0, now, 0]
         last[1] += tokens
+        last[3] += batches
         if now - last[2] >= 10:  # a line every 10 s on long runs
             rate = last[1] / max(now - last[0], 1e-9)
-            log.info("encoded %d tokens in %d batches (%.0f tokens/s)", last[1], model.stats.batches, rate)
+            log.info("encoded %d tokens in %d batches (%.0f tokens/s)", last[1], last[3], rate)
             last[2] = now
 
     def get_num_bytes(self, batch: Sequence[PackedBatch]) -> int:

@@ -15,7 +15,6 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.encode.handler import EncoderHandler
-from docbeam.pipeline.extractors import SHARED_UID
 from docbeam.pipeline.graph import ner_branch, reuse, table_writers
 from docbeam.pipeline.graph.dofns import (
     Assemble,
@@ -24,6 +23,7 @@ from docbeam.pipeline.graph.dofns import (
     MatchGlob,
     PackSegments,
     ParseFile,
+    VectorsByDoc,
     beam_file,
     text_kib,
 )
@@ -53,22 +53,20 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         | "BatchDocs" >> beam.BatchElements(min_batch_size=16, max_batch_size=4096, element_size_fn=text_kib)
         | "Chunk" >> beam.ParDo(ChunkDocuments(plan)).with_outputs(ERRORS, ChunkDocuments.INFO, main="segments")
     )
-    segments = chunked.segments
+    segments = chunked.segments  # lists of segments
     shared = _shared_segments(plan)
     if shared:
-        segments = (segments, p | "SharedSegments" >> beam.Create(shared)) | "AllSegments" >> beam.Flatten()
+        segments = (segments, p | "SharedSegments" >> beam.Create([shared])) | "AllSegments" >> beam.Flatten()
     vectors = (
         segments
         | "Pack" >> beam.ParDo(PackSegments(plan.pack))
         | "Encode" >> RunInference(handler)
-        | "Unbatch" >> beam.FlatMap(lambda vs: vs)
+        | "VecByDoc" >> beam.ParDo(VectorsByDoc()).with_outputs(VectorsByDoc.SHARED, main="by_doc")
     )
-    shared_vectors = vectors | "SharedVectors" >> beam.Filter(lambda v: v.uid == SHARED_UID)
+    shared_vectors = vectors[VectorsByDoc.SHARED]
     by_doc = {
         "info": chunked[ChunkDocuments.INFO] | "InfoByDoc" >> beam.Map(lambda i: (i.doc_id, i)),
-        "vec": vectors
-        | "DocVectors" >> beam.Filter(lambda v: v.uid != SHARED_UID)
-        | "VecByDoc" >> beam.Map(lambda v: (v.doc_id, v)),
+        "vec": vectors.by_doc,  # (doc_id, [vectors]) per document and encoded batch
         "committed": committed,
     }
     assembled = (

@@ -18,6 +18,7 @@ from docbeam.pipeline.core.stages import SKIPPED_PREFIX, Stage, extract_stage
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.cost.metering import StageMeter, metered
 from docbeam.pipeline.encode.packing import PackedBatch, Packer, PackSpec
+from docbeam.pipeline.extractors import SHARED_UID
 from docbeam.pipeline.graph.assemble import AssembledDoc, assemble, pick_winner, written_earlier
 from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
@@ -134,7 +135,9 @@ class ParseFile(beam.DoFn):
 
 
 class ChunkDocuments(beam.DoFn):
-    """Tokenise and window a batch of documents; add the extractors' candidate segments."""
+    """Tokenise and window a batch of documents; add the extractors' candidate segments. The
+    segments leave in lists (a document's windows up to 64 at a time, then its candidates): a
+    Beam element costs the runner more than packing a segment does, and a document has ~2."""
 
     INFO = "info"
 
@@ -148,7 +151,7 @@ class ChunkDocuments(beam.DoFn):
         self.tokenizer, self.special = load_tokenizer(self.plan.encoder.local_checkpoint())
         self.frame = self.plan.frame or Frame(self.special)
 
-    @metered(inputs="batch", bytes_in=text_size)
+    @metered(inputs="batch", bytes_in=text_size, items_out=len)  # elements_out: segments
     def process(self, docs: list[Document]):
         pairs = list(chunk_documents(docs, self.tokenizer, self.frame, self.plan.windowing))
         for doc, chunks in pairs:
@@ -176,9 +179,8 @@ class ChunkDocuments(beam.DoFn):
                 live_document_tokens=chunks.n_tokens - counted,
             )
             covered, counted = group[-1].end_char, chunks.n_tokens
-            for seg in group:
-                n_chunks += 1
-                yield seg
+            n_chunks += len(group)
+            yield group
         self.meter.live(live_chars_chunked=len(doc.text) - covered, live_document_tokens=chunks.n_tokens - counted)
         if n_chunks == 0:
             self.meter.live(live_candidate_tokens=-candidate_tokens)  # never encoded
@@ -194,7 +196,8 @@ class ChunkDocuments(beam.DoFn):
                 ),
             )
             return
-        yield from extra
+        if extra:
+            yield extra
         n_tokens = chunks.n_tokens
         self.meter.add(tokens=n_tokens)
         yield beam.pvalue.TaggedOutput(
@@ -237,14 +240,33 @@ class PackSegments(beam.DoFn):
             self.meter.add(elements_in=len(b.slots), tokens=real, pad_tokens=b.tokens.size - real)
             yield b
 
-    def process(self, seg: Segment):
-        ready = self.packer.add(seg)  # most segments only join the pool: nothing to time or meter
-        if ready:
-            yield from self._batches(ready)
+    def process(self, segs: list[Segment] | Segment):
+        for seg in segs if isinstance(segs, list) else [segs]:  # ChunkDocuments' lists, NerWindows' one
+            ready = self.packer.add(seg)  # most segments only join the pool: nothing to time or meter
+            if ready:
+                yield from self._batches(ready)
 
     def finish_bundle(self):
         for b in [*self._batches(list(self.packer.flush())), PackedBatch.flush()]:
             yield GlobalWindows.windowed_value(b)  # the flush hands back the encoder's batch in flight
+
+
+class VectorsByDoc(beam.DoFn):
+    """An encoded batch's vectors -> (doc_id, [its vectors in this batch]) per document, and
+    the extractors' shared vectors (SHARED_UID) one by one on SHARED: one Beam element per
+    document and batch where one per vector went through unbatching, two filters, a keying
+    Map and the group (~2 hops of the runner per chunk)."""
+
+    SHARED = "shared"
+
+    def process(self, vectors: list[SegmentVector]):
+        by_doc: dict[str, list[SegmentVector]] = {}
+        for v in vectors:
+            if v.uid == SHARED_UID:
+                yield beam.pvalue.TaggedOutput(self.SHARED, v)
+            else:
+                by_doc.setdefault(v.doc_id, []).append(v)
+        yield from by_doc.items()
 
 
 class Assemble(beam.DoFn):
@@ -260,7 +282,7 @@ class Assemble(beam.DoFn):
     @metered(inputs=None)
     def process(self, item, shared: list[SegmentVector]):
         doc_id, grouped = item
-        infos, vectors = list(grouped["info"]), list(grouped["vec"])
+        infos, vectors = list(grouped["info"]), [v for part in grouped["vec"] for v in part]
         if not infos:  # a doc_id only an earlier wave has: nothing to do here
             return
         self.meter.add(elements_in=len(infos))

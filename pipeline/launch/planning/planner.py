@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import os
+import uuid
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -25,7 +26,7 @@ from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
 from docbeam.pipeline.encode.packing import PackSpec, spec_for
-from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
+from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings, Serving
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
@@ -195,6 +196,26 @@ def _platform(options: PipelineOptions, hardware: str | None) -> str:
     return "cpu"
 
 
+def host_processes(requested: int, local: bool) -> int:
+    """--host-processes: 1 unless asked (README, Feeding the chip: on this project's 2-core machine
+    Beam's local multi-process runner made the whole run slower, not faster). A remote runner's
+    workers keep one SDK process each until their shared model process is measured there."""
+    if requested > 1 and not local:
+        raise UsageError(
+            "--host-processes above 1 runs on a local runner only for now: remote workers keep one SDK "
+            "process each (README, Feeding the chip)"
+        )
+    return requested or 1
+
+
+def serving_for(processes: int, local: bool) -> Serving | None:
+    """The model process several host processes share (None: each runs its encoder itself). Its
+    tag is this run's alone: two runs on one machine never share a model process."""
+    if processes <= 1:
+        return None
+    return Serving(tag=f"docbeam-{os.getpid()}-{uuid.uuid4().hex[:12]}", spawn=not local)
+
+
 def jax_local_chips(platform: str) -> int:
     """The devices this process drives that size a batch: TPU chips (a budget each), CPU
     devices (a row each at least; encode.cpu_devices); 1 on a GPU (a budget per batch)."""
@@ -245,7 +266,14 @@ def _ner_error(exc: Exception) -> UsageError:
     return UsageError(text if text.startswith("--ner-model") else f"--ner-model: {text}")
 
 
-def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str, platform: str = "cpu", chips: int = 1) -> NerPlan | None:
+def ner_plan(
+    d: DocbeamOptions,
+    kinds: list[str],
+    dtype: str,
+    platform: str = "cpu",
+    chips: int = 1,
+    serving: Serving | None = None,
+) -> NerPlan | None:
     """--ner-model resolved like --model (a hub id once, here) and checked before the job: a
     BERT / XLM-R token classifier with BIO labels and its classifier weights."""
     if not d.ner_model:
@@ -274,6 +302,7 @@ def ner_plan(d: DocbeamOptions, kinds: list[str], dtype: str, platform: str = "c
         leak_threshold_mb=d.leak_threshold_mb,
         task=TOKEN_CLASSIFICATION,
         files_sha256=checkpoint_files_sha256(ckpt.path, ckpt.weights_sha256),
+        serving=serving,  # the model process serves this model too (a tag of its own)
     )
     name = hub_ckpt.name if hub_ckpt else d.ner_model
     return NerPlan(encoder, windowing, ckpt.config, labels, d.ner_aggregation, name, ckpt.weights_sha256)
@@ -378,7 +407,9 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     prompt = frame.prompt.name if frame.prompt else None
     platform = _platform(options, d.hardware)
     chips = parse_spec(d.hardware)[1] if d.hardware and not runners.is_local(options) else jax_local_chips(platform)
-    ner = ner_plan(d, kinds, dtype, platform, chips)
+    processes = host_processes(d.host_processes, runners.is_local(options))
+    serving = serving_for(processes, runners.is_local(options))
+    ner = ner_plan(d, kinds, dtype, platform, chips, serving)
     pack = pack_spec(d.batch_rows, windowing.max_seq_len, platform, chips)
     outputs_depend_on = {
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
@@ -413,7 +444,9 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
             d.profile,
             d.leak_threshold_mb,
             files_sha256=model.files_sha256,
+            serving=serving,
         ),
+        host_processes=processes,
         dtype_reason=dtype_reason,
         model_name=model.name,
         model_source=model.source,

@@ -23,7 +23,8 @@ from docbeam.pipeline.core.sink_uri import redact, redact_args, without_sinks
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
-from docbeam.pipeline.encode import cpu_devices
+from docbeam.pipeline.encode import cpu_devices, model_process
+from docbeam.pipeline.encode.handler import EncoderHandler
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.ingest import language_id
@@ -134,8 +135,14 @@ class Launch:
     @property
     def job_options(self) -> PipelineOptions:
         """The options of the run's Beam jobs: without --sink, whose secrets would otherwise
-        travel with the workers' options (Dataflow shows them); the launcher writes the stores."""
-        return PipelineOptions(without_sinks(self.argv)) if self.flags.sink else self.options
+        travel with the workers' options (Dataflow shows them); the launcher writes the stores.
+        A local run with several host processes runs them as Beam's multi-process runner does
+        (unless the command line chose a running mode itself)."""
+        argv = without_sinks(self.argv) if self.flags.sink else list(self.argv)
+        n = self.plan.host_processes
+        if self.local and n > 1 and not any(a.startswith("--direct_running_mode") for a in argv):
+            argv += ["--direct_running_mode=multi_processing", f"--direct_num_workers={n}"]
+        return PipelineOptions(argv)
 
     @property
     def budget(self) -> Budget | None:
@@ -219,11 +226,36 @@ def run(argv: list[str], handler=None) -> RunResult:
     todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, list(done.records))
     display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if launch.local else None
     try:
-        with display or nullcontext(), _ctrl_c() as pressed:
+        with display or nullcontext(), _ctrl_c() as pressed, serving_model(launch, handler):
             done = run_waves(launch, todo, listing, done, handler, pressed)
     except KeyboardInterrupt:
         raise Interrupted(plan.output, len(waves.committed(plan.output)), len(done.records) + len(todo)) from None
     return finalize(launch, done, display.timeline if display else [])
+
+
+@contextmanager
+def serving_model(launch: Launch, handler=None):
+    """A local run with several host processes: this process serves the model to them (it
+    already drives this machine's accelerator, having chosen the kernels on it) for the whole
+    run, every wave. A remote run's first host process starts the model process itself."""
+    plan = launch.plan
+    serving = plan.encoder.serving
+    if serving is None or serving.spawn:
+        yield
+        return
+    models = [(handler or EncoderHandler(plan.encoder), Stage.ENCODE)]
+    if plan.ner is not None:
+        models.append((EncoderHandler(plan.ner.encoder), Stage.NER_ENCODE))
+    handles = [model_process.handle(serving, str(stage), h.runtime_factory()) for h, stage in models]
+    for h in handles:
+        h.acquire()
+    log.info("host work in %d processes; the model is served from this one", plan.host_processes)
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.unsafe_hard_delete()  # the model's memory goes now, not when this process ends
+        model_process.forget(serving)
 
 
 @contextmanager
