@@ -10,6 +10,7 @@ The one place docbeam reaches into the standard library's internals (SocketClien
 SocketListener.accept): tests/encode/test_model_process.py fails loudly if they move.
 """
 
+import fcntl
 import multiprocessing.connection
 import os
 import socket
@@ -21,12 +22,17 @@ _INSTALLED: list[bool] = []
 
 def nodelay(conn: multiprocessing.connection.Connection) -> multiprocessing.connection.Connection:
     """Turn Nagle off on a TCP connection (a no-op on a Unix socket or a pipe)."""
-    s = socket.socket(fileno=os.dup(conn.fileno()))  # options belong to the socket: the dup sets them
+    fd = conn.fileno()
+    # A socket object made on the fd applies socket.getdefaulttimeout() to it, and O_NONBLOCK
+    # belongs to the open file, which the dup shares: the connection's flags are put back.
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    s = socket.socket(fileno=os.dup(fd))  # options belong to the socket: the dup sets them
     try:
         if s.family in (socket.AF_INET, socket.AF_INET6):
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     finally:
         s.close()
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags)
     return conn
 
 

@@ -4,6 +4,7 @@ connection has Nagle off (encode.nodelay)."""
 
 import multiprocessing
 import multiprocessing.connection as mpc
+import os
 import socket
 import uuid
 
@@ -21,19 +22,27 @@ SETTINGS = EncoderSettings(None, None, "auto", "float32", SPEC)
 
 def test_nagle_is_off_on_both_ends_of_a_multiprocessing_connection():
     """The stdlib internals nodelay patches (SocketClient, SocketListener.accept) still exist and
-    its connections come out with TCP_NODELAY: if a Python upgrade moves them, this fails."""
+    its connections come out with TCP_NODELAY, and still blocking, also where a library set a
+    default socket timeout (which a socket object made on the fd would apply to it)."""
     nodelay.install()
-    with mpc.Listener(("127.0.0.1", 0)) as listener:  # no authkey: no handshake before accept()
-        client = mpc.Client(listener.address)
-        server = listener.accept()
-        for conn in (client, server):
-            s = socket.socket(fileno=conn.fileno())
-            try:
-                assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
-            finally:
-                s.detach()
-        client.close()
-        server.close()
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(5)
+    try:
+        with mpc.Listener(("127.0.0.1", 0)) as listener:  # no authkey: no handshake before accept()
+            client = mpc.Client(listener.address)
+            server = listener.accept()
+            for conn in (client, server):
+                assert os.get_blocking(conn.fileno())
+                s = socket.socket(fileno=os.dup(conn.fileno()))
+                try:
+                    assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+                finally:
+                    s.close()
+                os.set_blocking(conn.fileno(), True)  # what the probe's socket object changed
+            client.close()
+            server.close()
+    finally:
+        socket.setdefaulttimeout(previous)
 
 
 def _host(tag: str, batches, queue) -> None:

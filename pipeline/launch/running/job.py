@@ -139,7 +139,7 @@ class Launch:
         A local run with several host processes runs them as Beam's multi-process runner does
         (unless the command line chose a running mode itself)."""
         argv = without_sinks(self.argv) if self.flags.sink else list(self.argv)
-        n = self.plan.host_processes
+        n = self.flags.host_processes or 1
         if self.local and n > 1 and not any(a.startswith("--direct_running_mode") for a in argv):
             argv += ["--direct_running_mode=multi_processing", f"--direct_num_workers={n}"]
         return PipelineOptions(argv)
