@@ -75,9 +75,6 @@ class JobPlan:
     prompt_name: str | None = None
     frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)
     ner: NerPlan | None = None  # --ner-model: entities from a token classifier (with --extract entities)
-    # Processes doing the host work (--host-processes, resolved); above 1 they share one model
-    # process (encoder.serving).
-    host_processes: int = 1
     # What the model is, for the manifest: the installed default's package, version and file
     # hashes; a hub model's id and commit; empty for a folder or gs:// prefix (its path says).
     model_source: dict = field(default_factory=dict)

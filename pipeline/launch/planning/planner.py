@@ -446,7 +446,6 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
             files_sha256=model.files_sha256,
             serving=serving,
         ),
-        host_processes=processes,
         dtype_reason=dtype_reason,
         model_name=model.name,
         model_source=model.source,

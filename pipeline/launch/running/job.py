@@ -249,7 +249,7 @@ def serving_model(launch: Launch, handler=None):
     handles = [model_process.handle(serving, str(stage), h.runtime_factory()) for h, stage in models]
     for h in handles:
         h.acquire()
-    log.info("host work in %d processes; the model is served from this one", plan.host_processes)
+    log.info("host work in %d processes; the model is served from this one", launch.flags.host_processes)
     try:
         yield
     finally:
