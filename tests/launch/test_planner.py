@@ -3,7 +3,7 @@
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from docbeam.pipeline.launch.planning.planner import make_plan, resolve_dtype
+from docbeam.pipeline.launch.planning.planner import list_files, make_plan, resolve_dtype, resolve_inputs
 from tests.helpers import SAMPLES
 
 
@@ -90,3 +90,14 @@ def test_the_interrupt_log_filter_ends_on_an_exception_chain_that_loops():
     outer = RuntimeError("wrapped")
     outer.__cause__ = k
     assert not _not_an_interrupt(logging.LogRecord("x", 40, "f", 1, "m", None, (RuntimeError, outer, None)))
+
+
+def test_a_folders_files_without_an_extension_are_named_when_left_out(tmp_path, caplog):
+    """A folder of licences or man pages: what it leaves out is said, and naming the file reads it."""
+    (tmp_path / "notes.txt").write_text("Some text.")
+    (tmp_path / "LICENSE").write_text("Permission is hereby granted.")
+    with caplog.at_level("WARNING", logger="docbeam"):
+        listing = list_files(resolve_inputs([str(tmp_path)]), say_left_out=True)
+    assert [p.rsplit("/", 1)[1] for p in listing] == ["notes.txt"]
+    assert "1 file(s) without an extension docbeam reads left out (LICENSE)" in caplog.text
+    assert list(list_files(resolve_inputs([str(tmp_path / "LICENSE")]))) == [str(tmp_path / "LICENSE")]

@@ -75,10 +75,11 @@ def resolve_inputs(args: list[str]) -> tuple[InputGlob, ...]:
     return inputs
 
 
-def list_files(inputs: tuple[InputGlob, ...]) -> dict[str, tuple[int, str]]:
+def list_files(inputs: tuple[InputGlob, ...], say_left_out: bool = False) -> dict[str, tuple[int, str]]:
     """path -> (size, name) of every file the inputs name. Two inputs that would give the same
     document ids (the same file twice, or two files of the same name under their roots) are
-    an error here, before the job: the ids would collide."""
+    an error here, before the job: the ids would collide. `say_left_out`: log the files a folder
+    leaves out for want of an extension docbeam reads."""
     listing: dict[str, tuple[int, str]] = {}
     owner: dict[str, str] = {}
     by_name: dict[str, str] = {}
@@ -86,6 +87,19 @@ def list_files(inputs: tuple[InputGlob, ...]) -> dict[str, tuple[int, str]]:
         found = result.metadata_list
         if item.folder:
             kept = [m for m in found if format_of(m.path) and not in_a_run(m.path, item.root)]
+            unnamed = sorted(
+                os.path.basename(m.path) for m in found if not format_of(m.path) and not in_a_run(m.path, item.root)
+            )
+            # Said once, at planning: a folder of licences or man pages holds files without extensions.
+            if say_left_out and kept and unnamed:
+                shown = ", ".join(unnamed[:3]) + (", ..." if len(unnamed) > 3 else "")
+                log.warning(
+                    "--input %s: %d file(s) without an extension docbeam reads left out (%s); "
+                    "name a file itself to have its content detected",
+                    item.root,
+                    len(unnamed),
+                    shown,
+                )
             if not kept:
                 kinds = sorted({os.path.splitext(m.path)[1] or "(no extension)" for m in found})
                 raise UsageError(
@@ -398,7 +412,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     if needs_output and not d.output:
         raise UsageError("--output is required (a folder or gs:// prefix)")
     inputs = resolve_inputs(d.input or []) if needs_input or d.input else ()
-    listing = list_files(inputs) if inputs else {}  # id collisions fail here, before the job
+    listing = list_files(inputs, say_left_out=True) if inputs else {}  # id collisions fail here, before the job
     model = resolve_model(d)
     ckpt = model.checkpoint
     dtype, dtype_reason = platform_dtype(d.dtype, options, d.hardware)
