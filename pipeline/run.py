@@ -23,6 +23,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.
     except UsageError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return ExitStatus.USAGE
+    if (getattr(ns, "beam.runner", None) or ["DirectRunner"])[-1] in ("DirectRunner", "direct"):
+        from docbeam.pipeline.graph import host_pool
+
+        # The pool's processes import the host stages' code while this one imports Beam and JAX.
+        host_pool.warm(ns.host_processes)
     from docbeam.pipeline.launch.display.console import run_main  # Beam and JAX load here, after the check
 
     return run_main(argv, prog)

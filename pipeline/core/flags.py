@@ -272,10 +272,11 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         parser,
         "host-processes",
         type=non_negative_int,
-        default=1,
+        default=0,
         metavar="N",
-        help="local runs: processes that read, parse, chunk, pack and assemble (Beam's multi-process runner), "
-        "all feeding one model process, this one (README, Feeding the chip; default %(default)s)",
+        help="processes per worker that parse and chunk, beside the one that packs, encodes and writes (the "
+        "only one that drives the accelerator); default %(default)s, auto: every core of a TPU or GPU worker, 1 on a "
+        "CPU, where the encoder's threads use the cores (README, Feeding the chip)",
     )
     _flag(
         parser,

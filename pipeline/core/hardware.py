@@ -65,12 +65,39 @@ class Accelerator:
 
 
 @dataclass(frozen=True)
+class HostRates:
+    """What a worker's host work moves, in document tokens/s, measured with docbeam on `cpu`:
+    a host-pool process parsing and chunking (`pool_per_core`), and the one process that packs,
+    drives the chips, assembles and writes (`encoding_process`, whatever the pool feeds it)."""
+
+    pool_per_core: float
+    encoding_process: float
+    cpu: str
+    source: str
+
+    def of_worker(self, vcpus: int) -> tuple[float, str]:
+        """A worker's host rate and what sets it: its vCPUs less the encoding process's one,
+        each a pool process at the measured per-core rate, capped by the encoding process."""
+        pool = max(vcpus - 1, 1) * self.pool_per_core
+        if pool < self.encoding_process:
+            return pool, f"{max(vcpus - 1, 1)} host-pool processes x {self.pool_per_core:,.0f} per core"
+        return self.encoding_process, (
+            f"the encoding process (packs, feeds the chips, assembles, writes; one per worker), fed by "
+            f"{vcpus - 1} host-pool processes that could parse and chunk {pool:,.0f}"
+        )
+
+    def basis(self) -> str:
+        return f"MEASURED on {self.cpu} ({self.source}), not on the worker's own CPU"
+
+
+@dataclass(frozen=True)
 class Catalogue:
     accelerators: dict[str, Accelerator]
     assumed_mfu: float
     measured: dict[str, float]  # accelerator -> encoder tokens/s per chip measured with docbeam
     assumed_roofline_efficiency: float  # estimate: the fraction of the compiled roofline assumed
     worker_image: dict[str, str]  # distribution -> version the TPU worker image pins
+    host: HostRates  # the host work's rates (graph.host_pool), measured with docbeam
 
     def get(self, name: str) -> Accelerator:
         if name not in self.accelerators:
@@ -115,6 +142,7 @@ def catalogue(path: Path = CATALOGUE) -> Catalogue:
         dict(raw.get("measured") or {}),
         float(raw["assumed_roofline_efficiency"]),
         dict(raw["worker_image"]),
+        HostRates(**raw["host"]),
     )
 
 

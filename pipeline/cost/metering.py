@@ -46,6 +46,31 @@ COUNTERS = (
 )
 
 
+# In a host-pool process (graph.host_pool): the meters' updates, sent back with each result and
+# replayed on the Beam worker's meters, which alone reach Beam's metrics.
+_recorded: list | None = None
+_replayed: dict[str, "StageMeter"] = {}
+
+
+def record_updates() -> None:
+    global _recorded
+    _recorded = []
+
+
+def recorded() -> list:
+    assert _recorded is not None, "record_updates() first"
+    updates = list(_recorded)
+    _recorded.clear()
+    return updates
+
+
+def replay(updates: list) -> None:
+    for stage, method, args, kwargs in updates:
+        if stage not in _replayed:
+            _replayed[stage] = StageMeter(stage)
+        getattr(_replayed[stage], method)(*args, **kwargs)
+
+
 def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
@@ -58,7 +83,15 @@ class StageMeter:
         self._ns = ns
         self._peak_rss = Metrics.gauge(ns, "peak_rss_bytes")
 
+    def _recording(self, method: str, *args: Any, **kwargs: Any) -> bool:
+        if _recorded is None:
+            return False
+        _recorded.append((self.stage, method, args, kwargs))
+        return True
+
     def add(self, **values: float) -> None:
+        if self._recording("add", **values):
+            return
         for name, value in values.items():
             if value:
                 self._counters[name].inc(int(value))
@@ -67,13 +100,19 @@ class StageMeter:
     def live(self, **values: float) -> None:
         """Counters for the progress display only (live_counters), not Beam metrics: progress
         inside a document, which the cost report has no use for."""
+        if self._recording("live", **values):
+            return
         live_counters.record(self.stage, values)
 
     def count(self, name: str, value: int = 1) -> None:
         """A counter named at run time (e.g. skipped_<reason>), beside the fixed COUNTERS."""
+        if self._recording("count", name, value):
+            return
         Metrics.counter(self._ns, name).inc(int(value))
 
     def gauge(self, name: str, value: int) -> None:
+        if self._recording("gauge", name, value):
+            return
         Metrics.gauge(self._ns, name).set(int(value))
 
     @contextlib.contextmanager
@@ -100,7 +139,8 @@ class StageMeter:
         (getrusage: about a microsecond)."""
         self.add(wall_us=span.wall * 1e6, cpu_us=span.cpu * 1e6, **values)
         span.wall = span.cpu = 0.0
-        self._peak_rss.set(peak_rss_bytes())
+        if not self._recording("gauge", "peak_rss_bytes", peak_rss_bytes()):
+            self._peak_rss.set(peak_rss_bytes())
 
     def drive(
         self,

@@ -76,7 +76,10 @@ def build(
     remote: bool,
     storage_usd: float,
     timeline: list[dict] | None = None,
+    platform: str = "cpu",
 ) -> dict:
+    """The cost report of a run from its stage totals. `platform`: where the encoder ran (cpu,
+    gpu, tpu); on an accelerator the report says how busy the chips were kept."""
     rows = [_stage_row(s, totals[s]) for s in stage_order(totals)]
     metered = sum(r["wall_s"] for r in rows)
     # Locally the machine is billed for the run's wall time, whatever ran in parallel on it
@@ -138,9 +141,37 @@ def build(
             "encoder_device_growth_bytes": int(encode.get("device_growth_bytes", 0)),
             "peak_rss_bytes": max((int(m.get("peak_rss_bytes", 0)) for m in totals.values()), default=0),
         },
+        "device": _device(totals, wall_seconds, platform),
         "timeline": _downsample(timeline or []),
         "price_table": rates.source(),
     }
+
+
+BUSY_WARNING = 0.5  # an accelerator idle more than half the run: the host work is what it waits for
+
+
+def _device(totals: dict, wall_seconds: float, platform: str) -> dict:
+    """How busy the encoder's devices were: their seconds (encode, and --ner-model's encoder)
+    over the run's wall time."""
+    seconds = sum(totals.get(s, {}).get("device_us", 0) for s in (Stage.ENCODE, Stage.NER_ENCODE)) / 1e6
+    busy = seconds / wall_seconds if wall_seconds else 0.0
+    return {
+        "platform": platform,
+        "seconds": seconds,
+        "busy_fraction": busy,
+        "warning": platform != "cpu" and busy < BUSY_WARNING,
+    }
+
+
+def device_line(report: dict) -> str:
+    d = report["device"]
+    line = f"{d['platform'].upper()} busy {d['busy_fraction']:.0%} of the run ({d['seconds']:,.1f} device s)"
+    if d["warning"]:
+        line += (
+            f": below {BUSY_WARNING:.0%}, the host work (parse, chunk, pack, assemble) kept it waiting; "
+            "more host processes (--host-processes) or a worker with more vCPUs per chip feed it faster"
+        )
+    return line
 
 
 def money(x: float | None) -> str:
@@ -199,6 +230,7 @@ def render_markdown(report: dict) -> str:
         "",
         *NOTES,
         "",
+        ("**WARNING: " + device_line(report) + "**." if report["device"]["warning"] else device_line(report) + "."),
         f"Encoder compilations: {c['compilations']} ({c['seconds']:.1f} s). "
         f"Padding: {t['pad_tokens'] / max(t['encoder_tokens'] + t['pad_tokens'], 1):.1%} of tokens fed to the encoder.",
         f"Memory: peak RSS {m['peak_rss_bytes'] / 2**20:,.0f} MiB; encoder growth after warm-up "
@@ -334,6 +366,8 @@ def summary_line(report: dict) -> str:
     )
     if top:
         line += f" ({top['stage']} {top['share']:.0%} of the time)"
+    if report["device"]["platform"] != "cpu":
+        line += f"\n{'WARNING:' if report['device']['warning'] else 'device:':<11}{device_line(report)}"
     if report["memory"]["leak_warnings"]:
         line += "\nWARNING:   encoder memory kept growing during the run (see _cost/report.md)"
     return line

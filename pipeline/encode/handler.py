@@ -1,6 +1,5 @@
 """RunInference ModelHandler around the JAX encoder (Beam's contract for inference)."""
 
-import functools
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -14,7 +13,6 @@ from docbeam.pipeline.core.records import Segment, SegmentVector
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.memwatch import MemWatch, device_bytes_in_use, rss_bytes
 from docbeam.pipeline.cost.metering import StageMeter
-from docbeam.pipeline.encode import model_process
 from docbeam.pipeline.encode.packing import PackedBatch
 from docbeam.pipeline.encode.runtime import (
     TOKEN_CLASSIFICATION,
@@ -41,10 +39,6 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
     each call's outputs synchronously; the order of outputs does not matter downstream (they
     are grouped by document). The packer ends every bundle with `PackedBatch.flush()`, which
     hands back the last batch: nothing stays in flight past a bundle.
-
-    With `settings.serving`, the model lives in one process that several host processes share
-    (encode.model_process): a call sends its batch's arrays there and waits for the vectors,
-    while the other host processes keep the device fed.
     """
 
     def __init__(self, settings: EncoderSettings):
@@ -58,14 +52,8 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         self._last: list[float] | None = None  # [started, tokens, last line, batches] of the progress lines
         self._in_flight: InFlight | None = None  # the started batch whose vectors the next call returns
 
-    def runtime_factory(self):
-        """What builds the runtime in the model process (picklable: it travels to a spawned one)."""
-        return functools.partial(model_process.load_runtime, self.settings)
-
     def load_model(self) -> EncoderRuntime:
         _count_storage_retries()
-        if self.settings.serving is not None:
-            return model_process.handle(self.settings.serving, self.stage, self.runtime_factory()).acquire()
         runtime, loaded = shared_runtime(self.settings)
         if loaded:
             StageMeter(self.stage).add(model_loads=1)
@@ -76,11 +64,6 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
     ) -> Iterable[list]:
         meter = self._meter = self._meter or StageMeter(self.stage)
         results: list[list] = []
-        if self.settings.serving is not None:
-            for b in batch:
-                if not b.is_flush:  # nothing is kept in flight here: the flush is a no-op
-                    results.append(self._remote(model, b, meter))
-            return results
         for b in batch:
             with meter.timed():
                 started = None if b.is_flush else model.start(b)
@@ -93,13 +76,6 @@ class EncoderHandler(ModelHandler[PackedBatch, list, EncoderRuntime]):
         out, kernel, stats = model.finish(job)
         fed_rows = model.rows_on_devices(job.batch.shape[0])
         return self._record(job.batch, out, kernel, stats, fed_rows, device_bytes_in_use(), meter)
-
-    def _remote(self, model, b: PackedBatch, meter: StageMeter) -> list:
-        with meter.timed():
-            t0 = time.perf_counter()
-            res = model.run(model_process.strip(b))
-            meter.count("ipc_us", int((time.perf_counter() - t0 - res.model_seconds) * 1e6))
-            return self._record(b, res.vectors, res.kernel, res.stats, res.fed_rows, res.device_bytes, meter)
 
     def _record(
         self, b: PackedBatch, out, kernel: str, stats, fed_rows: int, device_bytes: int | None, meter: StageMeter

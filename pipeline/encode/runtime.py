@@ -39,14 +39,6 @@ EMBED, TOKEN_CLASSIFICATION = "embed", "token_classification"
 
 
 @dataclass(frozen=True)
-class Serving:
-    """Where the encoder runs when several host processes feed it (encode.model_process)."""
-
-    tag: str  # one per run: every host process of the run reaches the same model process
-    spawn: bool  # the model gets a process of its own (remote workers); else the launcher serves it
-
-
-@dataclass(frozen=True)
 class EncoderSettings:
     model: str | None  # checkpoint directory or gs:// prefix; None = the default model
     model_sha256: str | None
@@ -61,8 +53,6 @@ class EncoderSettings:
     # sha256 of every checkpoint file, recorded by the launcher (`checkpoint_files_sha256`):
     # every load on a worker is checked against it. None: not pinned (tests, `docbeam embed`).
     files_sha256: dict[str, str] | None = field(default=None, hash=False)  # compared, not hashed (a dict)
-    # None: the encoder runs in each host process; else the one model process they share
-    serving: Serving | None = None
 
     def local_checkpoint(self) -> Path:
         """The checkpoint's local folder on this machine (downloaded once for gs://), its files

@@ -40,7 +40,7 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         listed = [beam_file(*f) for f in plan.files]
         files = p | "Files" >> beam.Create(listed) | "Listed" >> beam.ParDo(KnownFile())
     files = files | "SpreadFiles" >> beam.Reshuffle()
-    parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse)).with_outputs(ERRORS, main="docs")
+    parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse, plan.host_processes)).with_outputs(ERRORS, main="docs")
     committed = _committed_ids(p, plan)
     docs, copied, errors = parsed.docs, {}, [parsed[ERRORS]]
     if plan.reuse is not None:
@@ -49,8 +49,12 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     chunked = (
         docs
         # Batches for the tokenizer, sized by text (KiB), not count: 256 documents of 64 MiB
-        # each would otherwise sit in memory together.
-        | "BatchDocs" >> beam.BatchElements(min_batch_size=16, max_batch_size=4096, element_size_fn=text_kib)
+        # each would otherwise sit in memory together. Handed to a host pool, smaller: the pool's
+        # processes share out the batches, not a batch.
+        | "BatchDocs"
+        >> beam.BatchElements(
+            min_batch_size=16, max_batch_size=4096 if plan.host_processes == 1 else 256, element_size_fn=text_kib
+        )
         | "Chunk" >> beam.ParDo(ChunkDocuments(plan)).with_outputs(ERRORS, ChunkDocuments.INFO, main="segments")
     )
     segments = chunked.segments  # lists of segments

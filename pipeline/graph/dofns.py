@@ -21,6 +21,7 @@ from docbeam.pipeline.encode.packing import PackedBatch, Packer, PackSpec
 from docbeam.pipeline.extractors import SHARED_UID
 from docbeam.pipeline.graph.assemble import AssembledDoc, assemble, pick_winner, written_earlier
 from docbeam.pipeline.graph.job_plan import JobPlan
+from docbeam.pipeline.graph.pooled_dofn import HostPooled
 from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
@@ -87,24 +88,26 @@ class KnownFile(beam.DoFn):
         yield item
 
 
-class ParseFile(beam.DoFn):
+class ParseFile(HostPooled):
     """Files -> Documents (and Rejections to errors/). Skipped records (a WARC's requests,
     images, redirects) are counted under the stage, per reason, and go nowhere. Each instance
-    owns the sandbox its native parsers run in (one child process per Beam worker thread,
-    started on first use), ended in teardown."""
+    owns the sandbox its native parsers run in (one child process per Beam worker thread or
+    host-pool process, started on first use), ended in teardown."""
 
-    def __init__(self, cfg: ParseConfig):
+    def __init__(self, cfg: ParseConfig, processes: int = 1):
         self.cfg = cfg
+        self.processes = processes
 
-    def setup(self):
+    def setup_work(self):
         self.meter = StageMeter(Stage.PARSE)
         self.sandbox = Sandbox(self.cfg.parse_timeout_s, self.cfg.parse_memory_mb)
 
     def teardown(self):
-        self.sandbox.close()
+        if sandbox := getattr(self, "sandbox", None):
+            sandbox.close()
 
     @metered(bytes_in=file_size, bytes_out=text_size)
-    def process(self, item: File):
+    def work(self, item: File):
         path, _, name = item
         if isinstance(path, bytes):  # a name that is not UTF-8: one error line, the run goes on
             yield beam.pvalue.TaggedOutput(ERRORS, unreadable_name(path, name, Stage.PARSE))
@@ -134,7 +137,7 @@ class ParseFile(beam.DoFn):
                 self.meter.count(f"dropped_{kind}", n)
 
 
-class ChunkDocuments(beam.DoFn):
+class ChunkDocuments(HostPooled):
     """Tokenise and window a batch of documents; add the extractors' candidate segments. The
     segments leave in lists (a document's windows up to 64 at a time, then its candidates): a
     Beam element costs the runner more than packing a segment does, and a document has ~2."""
@@ -143,8 +146,9 @@ class ChunkDocuments(beam.DoFn):
 
     def __init__(self, plan: JobPlan):
         self.plan = plan
+        self.processes = plan.host_processes
 
-    def setup(self):
+    def setup_work(self):
         self.meter = StageMeter(Stage.CHUNK)
         self.ex_meters = {ex.name: StageMeter(extract_stage(ex.name)) for ex in self.plan.extractors}
         self.settings = self.plan.settings_hash
@@ -152,7 +156,7 @@ class ChunkDocuments(beam.DoFn):
         self.frame = self.plan.frame or Frame(self.special)
 
     @metered(inputs="batch", bytes_in=text_size, items_out=len)  # elements_out: segments
-    def process(self, docs: list[Document]):
+    def work(self, docs: list[Document]):
         pairs = list(chunk_documents(docs, self.tokenizer, self.frame, self.plan.windowing))
         for doc, chunks in pairs:
             yield from self._one(doc, chunks)

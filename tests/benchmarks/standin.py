@@ -6,7 +6,6 @@ A module of its own, imported by reference: Beam pickles a handler defined in __
 value, and its copy would count into a list of its own.
 """
 
-import functools
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -57,10 +56,5 @@ class StandInHandler(EncoderHandler):
         super().__init__(settings)
         self.dim, self.device_s_per_token = dim, device_s_per_token
 
-    def runtime_factory(self):
-        return functools.partial(StandInRuntime, self.dim, self.device_s_per_token)
-
     def load_model(self):
-        if self.settings.serving is not None:  # one stand-in device, in the model process
-            return super().load_model()
         return StandInRuntime(self.dim, self.device_s_per_token)

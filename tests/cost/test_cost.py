@@ -7,6 +7,7 @@ import pytest
 
 from docbeam.pipeline import cli
 from docbeam.pipeline.core.flags import UsageError
+from docbeam.pipeline.core.hardware import catalogue
 from docbeam.pipeline.cost.memwatch import MemWatch
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
 from docbeam.pipeline.encode.handler import EncoderHandler
@@ -122,6 +123,22 @@ def test_chart_title_keeps_its_dollars_and_the_labels_do_not_overlap(sample_run)
     plt.close(fig)
 
 
+def test_the_report_says_how_busy_an_accelerator_was_and_warns_when_mostly_idle():
+    from docbeam.pipeline.cost import report
+
+    totals = {"encode": {"wall_us": 9e6, "device_us": 3e6, "tokens": 1000}, "ner_encode": {"device_us": 1e6}}
+    rates = Rates(PriceTable.load(None), "tpu-v5e:4")
+    kw = {"wall_seconds": 10.0, "documents": 5, "rates": rates, "remote": True, "storage_usd": 0.0}
+    idle = report.build(totals, platform="tpu", **kw)
+    assert idle["device"] == {"platform": "tpu", "seconds": 4.0, "busy_fraction": 0.4, "warning": True}
+    assert "WARNING:   TPU busy 40% of the run (4.0 device s): below 50%" in report.summary_line(idle)
+    assert "**WARNING: TPU busy 40%" in report.render_markdown(idle)
+    busy = report.build({**totals, "encode": {**totals["encode"], "device_us": 8e6}}, platform="tpu", **kw)
+    assert not busy["device"]["warning"] and "device:    TPU busy 90%" in report.summary_line(busy)
+    on_cpu = report.build(totals, platform="cpu", **kw)  # the encoder shares the CPU with the host: no warning
+    assert not on_cpu["device"]["warning"] and "busy" not in report.summary_line(on_cpu)
+
+
 def test_money_keeps_meaningful_digits():
     from docbeam.pipeline.cost.report import money
 
@@ -192,14 +209,26 @@ def _estimate(globs: list[str], flags: list[str], **kw) -> dict:
 
 @pytest.mark.slow
 def test_estimate_counts_documents_and_labels_assumptions(capsys):
+    from docbeam.pipeline.launch.commands.estimate import render
+
     est = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="l4")
     assert est["input"]["documents_estimated"] == 71
     assert est["sample"]["documents"] == 20 and est["sample"]["document_tokens_per_document"] > 50
     p = est["projection"]
     assert p["throughput_basis"].startswith("ASSUMED") and "assumed prices" in p["price_basis"]
     assert p["usd"] == pytest.approx(p["hours"] * p["usd_per_hour"])
+    # An L4 worker's 4 vCPUs: its host rate beside the chips', the lower one projected and named.
+    host = catalogue().host.of_worker(4)[0]
+    assert p["host"]["document_tokens_per_second"] == host and p["host"]["basis"].startswith("MEASURED on")
+    assert p["document_tokens_per_second"] == min(host, p["chips"]["document_tokens_per_second"])
+    assert p["binding"] == ("host" if host < p["chips"]["document_tokens_per_second"] else "chips")
+    assert p["usd_per_1m_document_tokens"] == pytest.approx(
+        p["usd_per_hour"] / 3600 / p["document_tokens_per_second"] * 1e6
+    )
+    assert f"binds: the {p['binding']}" in render(est)
     here = _estimate([str(SAMPLES / "*")], [], sample_size=20, hardware="cpu")
     assert here["projection"]["throughput_basis"].startswith("measured here")
+    assert here["projection"]["binding"] == "measured end to end" and "binds:" not in render(here)
 
 
 @pytest.mark.slow
@@ -243,12 +272,11 @@ def test_a_tpu_estimate_uses_the_compiled_roofline(tmp_path):
 
     tiny = write_tiny_bert(tmp_path / "tiny")
     est = _estimate([str(SAMPLES / "*.txt")], ["--model", str(tiny)], sample_size=5, hardware="tpu-v5e:4")
-    p = est["projection"]
+    p, s = est["projection"], est["sample"]
     assert p["throughput_basis"].startswith("COMPILED ROOFLINE x ASSUMED EFFICIENCY"), p["throughput_basis"]
     bound = float(p["throughput_basis"].split(": ")[1].split(" tokens/s")[0].replace(",", ""))
-    assert p["encoder_tokens_per_second"] == pytest.approx(
-        bound * catalogue().assumed_roofline_efficiency * 4, rel=1e-3
-    )
+    chips = p["chips"]["document_tokens_per_second"] * s["encoder_tokens_per_document_token"]
+    assert chips == pytest.approx(bound * catalogue().assumed_roofline_efficiency * 4, rel=1e-3)
 
 
 @pytest.mark.slow

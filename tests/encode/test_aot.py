@@ -144,6 +144,16 @@ def test_compile_prints_every_batch_shape_of_a_worker(tiny):
     # (128), and the packer's smaller counts 32, 8 and 1, rounded up to whole rows on 4 chips.
     assert sorted(int(r) for r, *_ in rows) == [4, 8, 32, 128], out
     assert "tokens/s per chip" in out
+    # The worker's host rate beside the chips' bound, and which binds (a tiny model's chips
+    # outrun any host: the host binds, priced at its rate).
+    host = re.search(
+        r"^worker ct5lp-hightpu-4t \(112 vCPUs, 4 chip\(s\)\): chips at most ([\d,]+) .* host ([\d,]+)", out, re.M
+    )
+    assert host, out
+    chips, rate = (int(x.replace(",", "")) for x in host.groups())
+    assert rate < chips and re.search(
+        rf"^binds: the host, {host.group(2)} tokens/s \(\d+% .*\$[\d.e-]+ per 1M", out, re.M
+    )
     # --bytes 3: the largest batch's three costliest ops, per token, after the table.
     where = out.split("where the bytes go in [128, 64]", 1)[1].splitlines()[1:4]
     assert all(re.match(r"^\s+[\d.]+ KB/tok\s+[\d.]+% ", line) for line in where), out

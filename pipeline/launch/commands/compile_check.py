@@ -9,7 +9,7 @@ from typing import TextIO
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from docbeam.pipeline.core.flags import UsageError
-from docbeam.pipeline.core.hardware import HardwareError, parse_spec
+from docbeam.pipeline.core.hardware import HardwareError, catalogue, parse_spec
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError
 from docbeam.pipeline.encode import aot
 from docbeam.pipeline.encode.runtime import EncoderSettings
@@ -104,9 +104,34 @@ def check(
                 f"per chip ({full.limit}-bound){usd}",
                 file=out,
             )
+            if label == "model":
+                print("\n".join(binding_lines(full.bound_tokens_per_s * t.worker.chips, t, usd_hour)), file=out)
             if top:
                 print("\n".join(traffic_lines(full)), file=out)
     return ok
+
+
+def binding_lines(chips_bound: float, t: aot.Target, usd_chip_hour: float) -> list[str]:
+    """The worker's chips (their compiled bound, all chips) beside its host work (hardware.yaml's
+    host rates for its vCPUs): which binds, and a million tokens priced at that rate. Encoder
+    tokens are taken for document tokens here (chunks only: overlaps and --extract add more;
+    `docbeam estimate` measures the ratio on a sample)."""
+    host = catalogue().host
+    host_rate, what = host.of_worker(t.worker.vcpus)
+    rate = min(host_rate, chips_bound)
+    binds = "the host" if host_rate < chips_bound else "the chips"
+    usd = (
+        f"; ${usd_chip_hour * t.worker.chips / 3600 / rate * 1e6:.2g} per 1M tokens at that rate"
+        if usd_chip_hour
+        else ""
+    )
+    return [
+        f"worker {t.worker.machine_type} ({t.worker.vcpus} vCPUs, {t.worker.chips} chip(s)): chips at most "
+        f"{chips_bound:,.0f} tokens/s; host {host_rate:,.0f} document tokens/s, {what} ({host.basis()})",
+        f"binds: {binds}, {rate:,.0f} tokens/s"
+        + (f" ({rate / chips_bound:.0%} of the chips' bound)" if rate < chips_bound else "")
+        + usd,
+    ]
 
 
 def check_job(job: dict, hardware: str) -> bool:

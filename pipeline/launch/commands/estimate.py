@@ -10,7 +10,9 @@
    when the hardware is this machine (cpu), a measured figure from hardware.yaml when one
    is recorded, else for a TPU the roofline of the run's encoder compiled for its chips here
    (libtpu; `docbeam compile`) x an assumed efficiency, else an assumption (peak FLOPs x
-   assumed MFU); each printed as what it is.
+   assumed MFU); each printed as what it is. On an accelerator worker the host work (parse,
+   chunk, pack, assemble, write) has a rate of its own (hardware.yaml's host rates for the
+   worker's vCPUs): the projection runs at the lower of the two and names which binds.
 """
 
 import dataclasses
@@ -27,7 +29,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from docbeam.model import EncoderConfig, flops_per_token
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.flags import UsageError
-from docbeam.pipeline.core.hardware import catalogue, parse_spec
+from docbeam.pipeline.core.hardware import catalogue, parse_spec, worker_for
 from docbeam.pipeline.core.records import Document, Skipped
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.pricing import PriceTable, Rates
@@ -202,6 +204,18 @@ def throughput_for(
     )
 
 
+def bound_by(hardware: str, chips_doc_rate: float) -> dict:
+    """The chips' rate and the worker's host rate in document tokens/s, and which is lower. On
+    cpu the measured end-to-end rate is both (the encoder shares the cores with the host)."""
+    chips = {"document_tokens_per_second": chips_doc_rate}
+    if parse_spec(hardware)[0] == "cpu":
+        return {"chips": chips, "host": chips, "binding": "measured end to end"}
+    worker = worker_for(hardware)[1]
+    host_rate, what = catalogue().host.of_worker(worker.vcpus)
+    host = {"document_tokens_per_second": host_rate, "what": what, "basis": catalogue().host.basis()}
+    return {"chips": chips, "host": host, "binding": "host" if host_rate < chips_doc_rate else "chips"}
+
+
 def project(
     sample: Sample,
     totals: dict,
@@ -228,8 +242,10 @@ def project(
     rates = Rates(PriceTable.load(pricing), hardware)
     context = min(enc["tokens"] / ok, cfg.max_seq_len)
     rate, basis = throughput_for(hardware, measured, cfg, context, dtype, roofline)
+    binds = bound_by(hardware, rate / encoder_per_token)
+    doc_rate = min(binds["chips"]["document_tokens_per_second"], binds["host"]["document_tokens_per_second"])
     total_tokens = tokens_per_doc * sample.total_docs_estimate
-    seconds = total_tokens * encoder_per_token / rate + (0 if hardware == "cpu" else startup_s)
+    seconds = total_tokens / doc_rate + (0 if hardware == "cpu" else startup_s)
     usd = seconds / 3600 * rates.usd_per_hour
     each = sorted(doc_tokens or [])
     return {
@@ -260,9 +276,11 @@ def project(
             "hardware": hardware,
             "documents": round(sample.total_docs_estimate),
             "document_tokens": total_tokens,
-            "document_tokens_per_second": rate / encoder_per_token,
-            "encoder_tokens_per_second": rate,
-            "throughput_basis": basis,
+            "document_tokens_per_second": doc_rate,
+            "encoder_tokens_per_second": doc_rate * encoder_per_token,
+            "throughput_basis": basis,  # the chips' (or, on cpu, the whole run's measured here)
+            **binds,
+            "usd_per_1m_document_tokens": rates.usd_per_hour / 3600 / doc_rate * 1e6,
             "hours": seconds / 3600,
             "usd": usd,
             "usd_per_hour": rates.usd_per_hour,
@@ -318,6 +336,20 @@ def estimate(
     )
 
 
+def _binding_lines(p: dict) -> list[str]:
+    if p["binding"] == "measured end to end":
+        return []
+    chips, host = p["chips"]["document_tokens_per_second"], p["host"]["document_tokens_per_second"]
+    idle = 1 - min(host / chips, 1.0)
+    return [
+        f"            chips: {chips:,.0f} document tokens/s; host: {host:,.0f} document tokens/s, {p['host']['what']} "
+        f"({p['host']['basis']})",
+        f"            binds: the {p['binding']}"
+        + (f" (the chips idle ~{idle:.0%} of the time)" if p["binding"] == "host" else "")
+        + f"; at its rate ${p['usd_per_1m_document_tokens']:,.4f} per 1M document tokens, start-up aside",
+    ]
+
+
 def render(e: dict) -> str:
     """The projection and its basis: which documents were sampled and how, the spread of their
     tokens, and what a token is here (document tokens; the encoder's own, labelled as such)."""
@@ -343,6 +375,7 @@ def render(e: dict) -> str:
             f"{p['document_tokens_per_second']:,.0f} document tokens/s ({p['encoder_tokens_per_second']:,.0f} "
             "encoder tokens/s)",
             f"            throughput: {p['throughput_basis']}",
+            *_binding_lines(p),
             f"            {p['hours'] * 3600:,.0f} s = {p['hours']:,.3f} h"
             + (f" (incl. {p['startup_seconds'] / 60:.0f} min start-up)" if p["startup_seconds"] else "")
             + f" x ${p['usd_per_hour']:,.4f}/h = ${p['usd']:,.4f}",

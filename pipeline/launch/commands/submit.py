@@ -37,6 +37,7 @@ class SubmitError(UsageError):
 # JAX pre-allocates most GPU memory per process, so a second process on the same VM fails or
 # OOMs. One SDK process per worker owns every chip; its threads share one model (RunInference
 # loads one copy per process); the model must spread each batch over jax.local_devices().
+# The worker's other cores parse and chunk in its host pool (graph.host_pool; --host-processes).
 # use_runner_v2: custom containers (required for TPU) run only on Runner v2.
 EXPERIMENTS = ("use_runner_v2", "no_use_multiple_sdk_containers")
 

@@ -7,7 +7,6 @@ import hashlib
 import json
 import logging
 import os
-import uuid
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -26,7 +25,7 @@ from docbeam.pipeline.core.choices import parse_ngrams
 from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
 from docbeam.pipeline.encode.packing import PackSpec, spec_for
-from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings, Serving
+from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
@@ -200,7 +199,7 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
     return Reuse(*found, False, previous_hash=previous_hash, copy_kinds=kept, run_kinds=tuple(rerun))
 
 
-def _platform(options: PipelineOptions, hardware: str | None) -> str:
+def encoder_platform(options: PipelineOptions, hardware: str | None) -> str:
     """Where the encoder will run: this machine's platform for a local runner, else the kind
     of accelerator the job is billed for (the workers' hardware)."""
     if runners.is_local(options):
@@ -210,24 +209,13 @@ def _platform(options: PipelineOptions, hardware: str | None) -> str:
     return "cpu"
 
 
-def host_processes(requested: int, local: bool) -> int:
-    """--host-processes: 1 unless asked (README, Feeding the chip: on this project's 2-core machine
-    Beam's local multi-process runner made the whole run slower, not faster). A remote runner's
-    workers keep one SDK process each until their shared model process is measured there."""
-    if requested > 1 and not local:
-        raise UsageError(
-            "--host-processes above 1 runs on a local runner only for now: remote workers keep one SDK "
-            "process each (README, Feeding the chip)"
-        )
-    return requested or 1
-
-
-def serving_for(processes: int, local: bool) -> Serving | None:
-    """The model process several host processes share (None: each runs its encoder itself). Its
-    tag is this run's alone: two runs on one machine never share a model process."""
-    if processes <= 1:
-        return None
-    return Serving(tag=f"docbeam-{os.getpid()}-{uuid.uuid4().hex[:12]}", spawn=not local)
+def host_processes(requested: int, platform: str) -> int:
+    """--host-processes as the plan carries it: as asked, else (0, auto) one on a CPU, where the
+    encoder binds and its threads use every core, and 0 on an accelerator: every core of the
+    worker, counted there (graph.host_pool; README, Feeding the chip)."""
+    if requested:
+        return requested
+    return 1 if platform == "cpu" else 0
 
 
 def jax_local_chips(platform: str) -> int:
@@ -267,7 +255,7 @@ def resolve_dtype(requested: str, platform: str, cpu_flags: frozenset[str] | Non
 
 def platform_dtype(requested: str, options: PipelineOptions, hardware: str | None) -> tuple[str, str]:
     """resolve_dtype for where this run's encoder runs: this machine's CPU flags for a local run."""
-    platform = _platform(options, hardware)
+    platform = encoder_platform(options, hardware)
     local_cpu = platform == "cpu" and runners.is_local(options)
     dtype, reason = resolve_dtype(requested, platform, cpu_features.this_cpu() if local_cpu else None)
     if local_cpu and requested == "auto" and cpu_features.pinned():
@@ -286,7 +274,6 @@ def ner_plan(
     dtype: str,
     platform: str = "cpu",
     chips: int = 1,
-    serving: Serving | None = None,
 ) -> NerPlan | None:
     """--ner-model resolved like --model (a hub id once, here) and checked before the job: a
     BERT / XLM-R token classifier with BIO labels and its classifier weights."""
@@ -316,7 +303,6 @@ def ner_plan(
         leak_threshold_mb=d.leak_threshold_mb,
         task=TOKEN_CLASSIFICATION,
         files_sha256=checkpoint_files_sha256(ckpt.path, ckpt.weights_sha256),
-        serving=serving,  # the model process serves this model too (a tag of its own)
     )
     name = hub_ckpt.name if hub_ckpt else d.ner_model
     return NerPlan(encoder, windowing, ckpt.config, labels, d.ner_aggregation, name, ckpt.weights_sha256)
@@ -419,11 +405,9 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     frame, windowing = resolve_windowing(d, ckpt)
     kinds, settings, exs = resolve_extractors(options)
     prompt = frame.prompt.name if frame.prompt else None
-    platform = _platform(options, d.hardware)
+    platform = encoder_platform(options, d.hardware)
     chips = parse_spec(d.hardware)[1] if d.hardware and not runners.is_local(options) else jax_local_chips(platform)
-    processes = host_processes(d.host_processes, runners.is_local(options))
-    serving = serving_for(processes, runners.is_local(options))
-    ner = ner_plan(d, kinds, dtype, platform, chips, serving)
+    ner = ner_plan(d, kinds, dtype, platform, chips)
     pack = pack_spec(d.batch_rows, windowing.max_seq_len, platform, chips)
     outputs_depend_on = {
         "checkpoint": checkpoint_hash(ckpt.path, ckpt.weights_sha256),
@@ -458,7 +442,6 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
             d.profile,
             d.leak_threshold_mb,
             files_sha256=model.files_sha256,
-            serving=serving,
         ),
         dtype_reason=dtype_reason,
         model_name=model.name,
@@ -476,6 +459,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         prompt_name=prompt,
         frame=frame,
         ner=ner,
+        host_processes=host_processes(d.host_processes, platform),
     )
 
 

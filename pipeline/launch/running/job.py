@@ -23,9 +23,8 @@ from docbeam.pipeline.core.sink_uri import redact, redact_args, without_sinks
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
-from docbeam.pipeline.encode import cpu_devices, model_process
-from docbeam.pipeline.encode.handler import EncoderHandler
-from docbeam.pipeline.graph import runners
+from docbeam.pipeline.encode import cpu_devices
+from docbeam.pipeline.graph import host_pool, runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.io import outputs, storage
@@ -34,6 +33,7 @@ from docbeam.pipeline.launch.commands.estimate import estimate, render
 from docbeam.pipeline.launch.display.progress_display import Display
 from docbeam.pipeline.launch.planning import model_languages
 from docbeam.pipeline.launch.planning.planner import (
+    encoder_platform,
     list_files,
     make_plan,
     remote_attention,
@@ -139,9 +139,6 @@ class Launch:
         A local run with several host processes runs them as Beam's multi-process runner does
         (unless the command line chose a running mode itself)."""
         argv = without_sinks(self.argv) if self.flags.sink else list(self.argv)
-        n = self.flags.host_processes or 1
-        if self.local and n > 1 and not any(a.startswith("--direct_running_mode") for a in argv):
-            argv += ["--direct_running_mode=multi_processing", f"--direct_num_workers={n}"]
         return PipelineOptions(argv)
 
     @property
@@ -204,6 +201,8 @@ def run(argv: list[str], handler=None) -> RunResult:
     ModelHandler (tests use it)."""
     storage.ensure_emulator_credentials()  # no-op unless STORAGE_EMULATOR_HOST is set
     launch = prepare(argv)
+    if launch.local:
+        host_pool.warm(host_pool.size(launch.plan.host_processes))
     done = open_output(launch)
     if launch.budget is not None and not launch.flags.resume:
         try:  # the budget sample is a Beam run too: Ctrl-C there is the same one line and 130
@@ -226,36 +225,11 @@ def run(argv: list[str], handler=None) -> RunResult:
     todo = waves.plan(plan.globs, None if listing is None else sorted(listing), d.wave_files, list(done.records))
     display = Display(plan.input_files, plan.input_bytes, interval=PROGRESS_SECONDS) if launch.local else None
     try:
-        with display or nullcontext(), _ctrl_c() as pressed, serving_model(launch, handler):
+        with display or nullcontext(), _ctrl_c() as pressed:
             done = run_waves(launch, todo, listing, done, handler, pressed)
     except KeyboardInterrupt:
         raise Interrupted(plan.output, len(waves.committed(plan.output)), len(done.records) + len(todo)) from None
     return finalize(launch, done, display.timeline if display else [])
-
-
-@contextmanager
-def serving_model(launch: Launch, handler=None):
-    """A local run with several host processes: this process serves the model to them (it
-    already drives this machine's accelerator, having chosen the kernels on it) for the whole
-    run, every wave. A remote run's first host process starts the model process itself."""
-    plan = launch.plan
-    serving = plan.encoder.serving
-    if serving is None or serving.spawn:
-        yield
-        return
-    models = [(handler or EncoderHandler(plan.encoder), Stage.ENCODE)]
-    if plan.ner is not None:
-        models.append((EncoderHandler(plan.ner.encoder), Stage.NER_ENCODE))
-    handles = [model_process.handle(serving, str(stage), h.runtime_factory()) for h, stage in models]
-    for h in handles:
-        h.acquire()
-    log.info("host work in %d processes; the model is served from this one", launch.flags.host_processes)
-    try:
-        yield
-    finally:
-        for h in handles:
-            h.unsafe_hard_delete()  # the model's memory goes now, not when this process ends
-        model_process.forget(serving)
 
 
 @contextmanager
@@ -430,6 +404,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
         remote=not launch.local,
         storage_usd=_storage_usd(launch, totals),
         timeline=timeline or [],
+        platform=encoder_platform(launch.options, launch.flags.hardware),
     )
     report.write(cost, plan.output)
     import jax
