@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from docbeam.pipeline.core.records import Document, Rejection, Skipped, reject
-from docbeam.pipeline.ingest import detect
+from docbeam.pipeline.ingest import detect, scalar_values
 from docbeam.pipeline.ingest.fields import STAGE, Record
 from docbeam.pipeline.ingest.formats import PARSERS
 from docbeam.pipeline.ingest.language_id import language_of
@@ -85,7 +85,8 @@ def parse_file(
     with contextlib.ExitStack() as stack:
         if sandbox is None:
             sandbox = stack.enter_context(Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb))
-        for rec in _parse(path, open_file, cfg, sandbox):
+        for raw in _parse(path, open_file, cfg, sandbox):
+            rec = scalar_values.checked(raw)  # invalid Unicode: the record's problem, never the run's
             if name is not None and name != path and not isinstance(rec, Skipped) and rec.doc_id:
                 if (new := relabel(rec.doc_id, path, name)) != rec.doc_id:
                     rec = dataclasses.replace(rec, doc_id=new)

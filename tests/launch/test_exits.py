@@ -179,6 +179,39 @@ def test_overwrite_and_resume_never_delete_files_docbeam_did_not_write(tmp_path)
 
 
 @pytest.mark.slow
+def test_output_never_follows_a_link_out_of_it(tmp_path):
+    """A run folder that is a link (or a link inside one) is refused before anything is written
+    or deleted: --overwrite would delete where it leads, a fresh run write there."""
+    from docbeam.pipeline.core.flags import UsageError
+    from tests.helpers import run_job
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "part-00000-of-00001.parquet").write_bytes(b"someone's file with a docbeam name")
+    out = tmp_path / "out"
+    run_job(SAMPLES / "notes.txt", out)
+    shutil.rmtree(out / "extractions")
+    (out / "extractions").symlink_to(elsewhere, target_is_directory=True)
+    status, err = _before_beam(tmp_path, "--input", str(SAMPLES / "notes.txt"), "--output", str(out), "--overwrite")
+    assert status == "2 False False" and "extractions is a link (to " in err and "nothing was written or deleted" in err
+    with pytest.raises(UsageError, match="extractions is a link"):  # the job checks too (Airflow calls it)
+        run_job(SAMPLES / "notes.txt", out, "--overwrite")
+    assert [p.name for p in elsewhere.iterdir()] == ["part-00000-of-00001.parquet"]
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "chunks").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UsageError, match="chunks is a link"):
+        run_job(SAMPLES / "notes.txt", fresh)
+    inner = tmp_path / "inner"
+    run_job(SAMPLES / "notes.txt", inner)
+    (inner / "_cost" / "report.md").unlink()
+    (inner / "_cost" / "report.md").symlink_to(elsewhere / "part-00000-of-00001.parquet")
+    with pytest.raises(UsageError, match="report.md is a link"):
+        run_job(SAMPLES / "notes.txt", inner, "--overwrite")
+    assert [p.name for p in elsewhere.iterdir()] == ["part-00000-of-00001.parquet"]
+
+
+@pytest.mark.slow
 def test_overwrite_replaces_docbeam_runs_old_and_new_and_nothing_else(tmp_path):
     import json
 

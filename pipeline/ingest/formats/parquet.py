@@ -114,6 +114,27 @@ def _batch(path: str, batch: pa.RecordBatch, first: int, cfg: ParseConfig) -> It
                 break
             held += sizes[end]
             end += 1
-        for offset, obj in enumerate(batch.slice(start, end - start).to_pylist()):
-            yield from_fields(path, first + start + offset, obj, cfg, "parquet")
+        for offset, obj in enumerate(_rows(batch.slice(start, end - start))):
+            row = first + start + offset
+            if obj is None:  # the rule of every format (csv, text): bytes that are not UTF-8 reject their record
+                yield reject(STAGE, "invalid_utf8", path, "a string field holds bytes that are not UTF-8", row=row)
+            else:
+                yield from_fields(path, row, obj, cfg, "parquet")
         start = end
+
+
+def _rows(piece: pa.RecordBatch) -> list[dict | None]:
+    """The rows as Python objects; None for a row with a string cell that is not UTF-8. Arrow
+    does not check that on reading, and one such cell (ED A0 80: a surrogate written as UTF-8)
+    fails the whole piece, so then its rows are read one by one."""
+    try:
+        return piece.to_pylist()
+    except UnicodeDecodeError:
+        pass
+    out: list[dict | None] = []
+    for i in range(piece.num_rows):
+        try:
+            out.append(piece.slice(i, 1).to_pylist()[0])
+        except UnicodeDecodeError:
+            out.append(None)
+    return out

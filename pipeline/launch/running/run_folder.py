@@ -99,6 +99,7 @@ def check_output(output: str, overwrite: bool, resume: bool) -> list[str]:
     """Refuse (UsageError, one line) an --output docbeam cannot write in, or one that holds
     files it must neither mix with nor delete; returns the files --overwrite replaces."""
     check_writable(output)
+    check_no_links(output)
     old = files(output)
     # Only the marker: a start that was refused (--budget-usd) or failed before writing anything.
     if not old or old == [tables.join(output, MARKER)]:
@@ -111,6 +112,34 @@ def check_output(output: str, overwrite: bool, resume: bool) -> list[str]:
             "pass --overwrite to replace them (or --resume to continue that run)"
         )
     return old
+
+
+def check_no_links(output: str) -> None:
+    """UsageError (before anything is listed, written or deleted) when a run's folder or file
+    under a local --output is a symbolic link, or anything inside a run folder is: docbeam
+    writes and deletes only real files inside the real --output, never where a link leads
+    (--overwrite would delete there, a new run write there). --output itself may be a link."""
+    if storage.is_gcs(output) or "://" in output or not os.path.isdir(output):
+        return
+    root = os.path.realpath(output)
+    names = [*tables.RUN_FOLDERS, *tables.RUN_FILES]
+    for name in names:
+        path = os.path.join(output, name)
+        _refuse_link(output, path, root)
+        if os.path.isdir(path):
+            for folder, dirs, found in os.walk(path):  # followlinks=False: a link is seen, not entered
+                for entry in [*dirs, *found]:
+                    _refuse_link(output, os.path.join(folder, entry), root)
+
+
+def _refuse_link(output: str, path: str, root: str) -> None:
+    if os.path.islink(path):
+        where = os.path.realpath(path)
+        inside = "" if os.path.commonpath([root, where]) != root else ", inside it"
+        raise UsageError(
+            f"--output {output}: {os.path.relpath(path, output)} is a link (to {where}{inside}); docbeam writes and "
+            "deletes only real files inside --output, so nothing was written or deleted (remove the link)"
+        )
 
 
 def check_can_delete(output: str, paths: list[str], flag: str) -> None:
