@@ -17,6 +17,7 @@ from docbeam.pipeline.core import interrupt
 from docbeam.pipeline.core.command_line import Parser, check_job_args, without_own_flags
 from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import DTYPES, INDEX_FROM_ROWS, UsageError, positive_int
+from docbeam.pipeline.core.sink_uri import redacted_output
 
 USAGE = """usage: docbeam <command> [options]
 
@@ -461,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"docbeam: unknown command {command!r}{hint}", file=sys.stderr)
         return ExitStatus.USAGE
     try:
-        return COMMANDS[command](argv[1:])
+        with redacted_output(argv):
+            return COMMANDS[command](argv[1:])
     except UsageError as exc:
         print(f"docbeam {command}: {exc}", file=sys.stderr)
         return ExitStatus.USAGE

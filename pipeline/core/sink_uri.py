@@ -13,9 +13,13 @@ and `redact_text` takes the URI and each secret value out of any other text.
 No Beam, no store client here.
 """
 
+import contextlib
 import re
+import sys
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TextIO
 
 SCHEMES = ("milvus", "qdrant", "bigquery")
 DEFAULT_COLLECTION = "docbeam_chunks"
@@ -185,3 +189,49 @@ def without_sinks(argv: list[str]) -> list[str]:
         elif not arg.startswith("--sink="):
             out.append(arg)
     return out
+
+
+def sinks_in(argv: list[str]) -> list[str]:
+    """The URIs of a command line's `--sink URI` / `--sink=URI` flags."""
+    out, take = [], False
+    for arg in argv:
+        if take:
+            out.append(arg)
+            take = False
+        elif arg == "--sink":
+            take = True
+        elif arg.startswith("--sink="):
+            out.append(arg.partition("=")[2])
+    return out
+
+
+class RedactedStream:
+    """A text stream that takes the sinks' URIs and secrets out of everything written to it.
+    docbeam's own lines are redacted where they are made; this catches the rest: Beam's error
+    log lines and the store clients' quote a server's answer, which may echo the key."""
+
+    def __init__(self, stream: TextIO, sinks: list[str]):
+        self._stream, self._sinks = stream, sinks
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact_text(text, self._sinks))
+        return len(text)
+
+    def __getattr__(self, name: str):  # flush, fileno, isatty, encoding...: the stream's own
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def redacted_output(argv: list[str]) -> Iterator[None]:
+    """Standard output and error redacted for the sinks of `argv` while the block runs (every
+    line the process prints: logging handlers made inside it write through them)."""
+    sinks = sinks_in(argv)
+    if not sinks:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactedStream(sys.stdout, sinks), RedactedStream(sys.stderr, sinks)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

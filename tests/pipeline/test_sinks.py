@@ -4,6 +4,8 @@ are one line and exit 2; no secret of a sink URI reaches the manifest, _job.json
 
 import json
 import logging
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -169,3 +171,24 @@ def test_docbeam_search_sink_lists_what_searching_the_parquet_lists(runs, store,
     assert cli.main(["search", str(root / "second"), "q", "--sink", unreachable]) == 2
     err = capsys.readouterr().err
     assert "--sink: cannot reach milvus://127.0.0.1:1/coll" in err and "Traceback" not in err
+
+
+def test_a_store_that_echoes_the_key_never_gets_it_printed(tmp_path):
+    """Every line the process prints is redacted, Beam's error log lines ("Raw response content")
+    and the clients' included, not only docbeam's own (a child process: its real stderr)."""
+    from tests.support.echoing_store import echoing_store
+
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "hello"}\n')
+    code = (
+        "import sys; from docbeam.pipeline.io import storage; "
+        "storage.configure_retries(storage.RetryPolicy(max_attempts=1, initial_wait_s=0.01, max_wait_s=0.02)); "
+        "from docbeam.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    with echoing_store() as port:
+        uri = f"qdrant://127.0.0.1:{port}/chunks?api_key=K3Y-0f-the-st0re"
+        args = ["run", "--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "o"), "--sink", uri]
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stderr[-2000:]  # the chunk was not written: the run says so
+    assert "your key was ***" in out.stderr  # the server's answer reached the log, redacted
+    for text in (out.stdout, out.stderr, *[p.read_text() for p in tmp_path.rglob("*.json*")]):
+        assert "K3Y-0f-the-st0re" not in text
