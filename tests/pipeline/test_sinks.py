@@ -192,3 +192,15 @@ def test_a_store_that_echoes_the_key_never_gets_it_printed(tmp_path):
     assert "your key was ***" in out.stderr  # the server's answer reached the log, redacted
     for text in (out.stdout, out.stderr, *[p.read_text() for p in tmp_path.rglob("*.json*")]):
         assert "K3Y-0f-the-st0re" not in text
+
+
+def test_overwrite_with_a_smaller_corpus_leaves_the_store_equal_to_the_new_run(runs, tmp_path):
+    """--overwrite replaces a run: the store drops the chunks of the documents the new run lacks
+    (kept as _removed/doc_ids.replaced.jsonl before the old files go), not only Parquet."""
+    root, *_ = runs
+    uri = f"qdrant://{tmp_path}/qdrant"
+    run_job(root / "v1.jsonl", tmp_path / "out", "--sink", uri)
+    smaller = write_jsonl(tmp_path / "smaller.jsonl", build_corpus(10, seed=31, min_words=150, max_words=420)[:4])
+    res = run_job(smaller, tmp_path / "out", "--overwrite", "--sink", uri)
+    assert res.manifest["sinks"][0]["deleted"] > 0 and res.manifest["sinks"][0]["holds"]
+    store_equals_parquet(uri, tmp_path / "out")

@@ -191,20 +191,25 @@ def ner_record(ner) -> dict:
 
 
 REMOVED_IDS = "doc_ids.jsonl"
+# The documents of the run --overwrite replaced, kept (before its files go) while this run has
+# a --sink: the store still holds their chunks, and only this run can delete those it lacks.
+REPLACED_IDS = "doc_ids.replaced.jsonl"
 
 
-def write_removed(output: str, doc_ids: list[str]) -> None:
-    """removed/doc_ids.jsonl: one JSON object a line, {"doc_id": ...}, so an id holding a
-    newline (or any character) stays one line."""
+def write_removed(output: str, doc_ids: list[str], name: str = REMOVED_IDS) -> None:
+    """removed/doc_ids.jsonl (or `name`): one JSON object a line, {"doc_id": ...}, so an id
+    holding a newline (or any character) stays one line."""
     # ASCII JSON: every control, line-separator or lone-surrogate character is escaped.
     lines = "".join(json.dumps({"doc_id": i}) + "\n" for i in doc_ids)
-    storage.write_text(tables.join(output, tables.REMOVED, REMOVED_IDS), lines)
+    storage.write_text(tables.join(output, tables.REMOVED, name), lines)
 
 
-def read_removed(output: str) -> list[str]:
-    """The doc_ids removed/doc_ids.jsonl lists."""
-    text = storage.read_text(tables.join(output, tables.REMOVED, REMOVED_IDS))
-    return [json.loads(line)["doc_id"] for line in text.split("\n") if line]
+def read_removed(output: str, name: str = REMOVED_IDS) -> list[str]:
+    """The doc_ids removed/doc_ids.jsonl (or `name`) lists; none when it does not exist."""
+    path = tables.join(output, tables.REMOVED, name)
+    if not storage.exists(path):
+        return []
+    return [json.loads(line)["doc_id"] for line in storage.read_text(path).split("\n") if line]
 
 
 def removed_since(previous: str, output: str) -> list[str]:

@@ -87,13 +87,17 @@ class Interrupted(Stopped):
         super().__init__(f"interrupted: {advice} ({output})")
 
 
-def prepare_output(output: str, overwrite: bool) -> None:
+def prepare_output(output: str, overwrite: bool, sinks: bool = False) -> None:
     """Refuse to mix a new run's files with an old run's, unless told to replace them; never
-    delete what docbeam did not write (run_folder)."""
+    delete what docbeam did not write (run_folder). With `sinks`, the replaced run's doc_ids
+    are kept (manifest.REPLACED_IDS): the stores are made to drop those this run lacks."""
     old = run_folder.check_output(output, overwrite, resume=False)
     run_folder.check_can_delete(output, old, "--overwrite")
+    table = outputs.read_table(output, tables.DOCUMENTS, ["doc_id"]) if old and sinks else None
     for path in old:
         storage.delete(path)
+    if table is not None:
+        manifest.write_removed(output, table.column("doc_id").to_pylist(), manifest.REPLACED_IDS)
 
 
 def make_rates(d: DocbeamOptions, local: bool) -> Rates:
@@ -184,7 +188,7 @@ def open_output(launch: Launch) -> WavesDone:
     that holds no earlier run (or, with --overwrite, no longer does)."""
     output = launch.plan.output
     if not launch.flags.resume:
-        prepare_output(output, launch.flags.overwrite)
+        prepare_output(output, launch.flags.overwrite, sinks=bool(launch.flags.sink))
         run_folder.mark(output)
         return WavesDone()
     run_folder.check_output(output, overwrite=False, resume=True)
@@ -388,7 +392,8 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
             plan.config.embedding_dim,
             launch.job_options,
             not plan.no_store_text,
-            removed,
+            # the replaced run's documents too (--overwrite): its chunks this run lacks go
+            sorted({*removed, *manifest.read_removed(plan.output, manifest.REPLACED_IDS)}),
         )
         totals = {**totals, Stage.SINK: sink_totals}
         wall += sink_totals.get("wall_us", 0) / 1e6  # the stores' write time is part of the run's
