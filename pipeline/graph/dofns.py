@@ -25,7 +25,15 @@ from docbeam.pipeline.graph.pooled_dofn import HostPooled
 from docbeam.pipeline.ingest.chunking import DocChunks, Frame, chunk_documents
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from docbeam.pipeline.ingest.sources import InputGlob, carried, in_a_run, name_of, printable, unreadable_name
+from docbeam.pipeline.ingest.sources import (
+    InputGlob,
+    carried,
+    folder_links_outside,
+    in_a_run,
+    name_of,
+    printable,
+    unreadable_name,
+)
 
 
 def text_kib(doc: Document) -> int:
@@ -61,7 +69,8 @@ def file_size(item: File) -> int:
 
 class MatchGlob(beam.DoFn):
     """An input glob -> its files. A folder input yields only files of formats docbeam reads
-    (the rest are counted as skipped); a glob yields every file it matches."""
+    (the rest are counted as skipped); a glob yields every file it matches. Links to folders
+    outside the input come too, for ParseFile to skip and count (sources.folder_links_outside)."""
 
     def setup(self):
         self.meter = StageMeter(Stage.MATCH)
@@ -73,6 +82,7 @@ class MatchGlob(beam.DoFn):
             kept = [(p, s) for p, s in found if format_of(p) and not in_a_run(p, item.root)]
             self.meter.add(skipped=len(found) - len(kept))
             found = kept
+        found += [(path, 0) for path in folder_links_outside(item)]
         for path, size in found:
             yield beam_file(path, size, name_of(path, item.root))
 

@@ -39,7 +39,7 @@ from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 BLOCK_CHARS = 100_000
 # Bumped whenever the same text and settings can give other chunks: part of every document's
 # fingerprint, so `--reuse` never copies chunks cut by an older rule.
-CHUNKING_VERSION = 3  # 3: a list item starts a sentence block (sentences.py)
+CHUNKING_VERSION = 4  # 3: a list item starts a sentence block (sentences.py); 4: a hard block cut is inside a word
 
 # Boundary after a token, weakest to strongest.
 INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4
@@ -216,8 +216,13 @@ def token_blocks(tokenizer: Tokenizer, text: str, language: str = DEFAULT_LANGUA
 def _concat(a: Block, b: Block) -> Block:
     after = np.concatenate([a.after, b.after])
     if len(a.ids) and len(b.ids):  # a's last token: is there whitespace before b's first?
-        gap = SPACE if b.offsets[0, 0] > a.offsets[-1, 1] else WORD
-        after[len(a.ids) - 1] = max(after[len(a.ids) - 1], gap)
+        last = len(a.ids) - 1
+        if b.offsets[0, 0] > a.offsets[-1, 1]:
+            after[last] = max(after[last], SPACE)
+        else:
+            # No: text_blocks found no whitespace to cut at and cut hard, inside a word (a 50 MB
+            # one-word field), where a's sentences saw the end of a text. A window ending here cuts it.
+            after[last] = INSIDE
     return Block(np.concatenate([a.ids, b.ids]), np.concatenate([a.offsets, b.offsets]), after)
 
 

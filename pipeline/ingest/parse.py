@@ -26,7 +26,7 @@ from docbeam.pipeline.ingest.formats import PARSERS
 from docbeam.pipeline.ingest.language_id import language_of
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from docbeam.pipeline.ingest.sources import leaves_root, relabel
+from docbeam.pipeline.ingest.sources import left_out, relabel
 
 # extension -> format: a key of formats.PARSERS
 FORMATS = {
@@ -74,13 +74,14 @@ def parse_file(
     """The file's Documents, Rejections and Skipped records. With `name` (the file relative
     to its input's root, see sources.py), ids derived from the path are derived from the name
     instead. `sandbox` runs the native parsers (one per thread; without one, a sandbox is
-    started for this file alone). A file whose link leaves its input's root is skipped, unread,
-    unless `cfg.follow_links`. Each Document's `language` is `cfg.language`, or with `auto` the
+    started for this file alone). A file whose link leaves its input's root (unless
+    `cfg.follow_links`), a folder link that does, and a FIFO, socket or device are skipped,
+    unread (sources.left_out). Each Document's `language` is `cfg.language`, or with `auto` the
     language detected in its text (language_id.py), here in the worker process: not in the
     sandbox, whose child would load the detector's model once more."""
     cfg = cfg or ParseConfig()
-    if name is not None and not cfg.follow_links and leaves_root(path, name):
-        yield Skipped(source=path, row=0, reason="link_outside_input")
+    if reason := left_out(path, name, cfg.follow_links):
+        yield Skipped(source=path, row=0, reason=reason)
         return
     with contextlib.ExitStack() as stack:
         if sandbox is None:

@@ -9,17 +9,26 @@ does the matching.
 A local file name that is not UTF-8 reaches Python as text with surrogate escapes, which
 Beam's coders (strict UTF-8) cannot carry: such a file travels as the bytes of its path and
 becomes one errors/ line that shows the name with \\x escapes, never the end of the run.
+
+What a local input holds besides files is skipped unread and counted by reason (`left_out`):
+a link whose real path leaves its input's root (`link_outside_input`, a folder link
+included: the listing never walks one) and a FIFO, socket or device (`special_file`).
 """
 
 import functools
 import os
 import posixpath
+import re
+import stat
 from dataclasses import dataclass
 
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.records import Rejection, reject
 
 WILDCARDS = "*?["
+# Skipped reasons of what a local input holds besides readable files (see `left_out`).
+LINK_OUTSIDE_INPUT = "link_outside_input"
+SPECIAL_FILE = "special_file"
 
 
 @dataclass(frozen=True)
@@ -115,3 +124,55 @@ def leaves_root(path: str, name: str) -> bool:
         return False
     root = os.path.realpath(path[: len(path) - len(name)] or "/")
     return os.path.commonpath([os.path.realpath(path), root]) != root
+
+
+def left_out(path: str, name: str | None, follow_links: bool = False) -> str | None:
+    """Why the listed local file `path` (`name` under its input's root) is skipped unread (a
+    Skipped reason), or None to read it. Decided on metadata alone, before anything opens it:
+    opening a FIFO waits for a writer that never comes (a run hung at "2/2 files; reading"),
+    and a device such as /dev/zero never ends."""
+    if "://" in path:
+        return None  # an object store holds objects: no links, FIFOs or devices
+    if name is not None and not follow_links and leaves_root(path, name):
+        return LINK_OUTSIDE_INPUT
+    try:
+        mode = os.stat(path).st_mode  # through links: a link to a FIFO is as bad as the FIFO
+    except OSError:
+        return None  # vanished meanwhile: opening it says why, as an error line
+    if stat.S_ISDIR(mode):
+        return LINK_OUTSIDE_INPUT  # listed only as a folder link that leaves the input: never walked
+    return None if stat.S_ISREG(mode) else SPECIAL_FILE
+
+
+def folder_links_outside(item: InputGlob) -> list[str]:
+    """The links to folders outside `item`'s root that its pattern matches. The listing (Beam's
+    local match) walks folders without following links, so such a link would vanish from the
+    run without a word: it is listed itself instead, size 0, for `left_out` to skip and count.
+    A link to a folder inside the root adds nothing: its files are listed where they lie."""
+    from apache_beam.io.filesystem import FileSystem  # not at import: this module stays light
+
+    if "://" in item.pattern or not (item.folder or has_wildcard(item.pattern)):
+        return []
+    matches = re.compile(FileSystem.translate_pattern(item.pattern)).match
+    deepest = _deepest_match(item)
+    found = []
+    for folder, subfolders, _ in os.walk(item.root):
+        for sub in subfolders:
+            path = os.path.join(folder, sub)
+            if matches(path) and os.path.islink(path) and leaves_root(path, name_of(path, item.root)):
+                found.append(path)
+        if deepest is not None and _depth(folder, item.root) >= deepest:
+            subfolders.clear()  # nothing deeper can match: do not walk it
+    return [p for p in found if not (item.folder and in_a_run(p, item.root))]
+
+
+def _deepest_match(item: InputGlob) -> int | None:
+    """How many folders below the root a match can lie (None: any, with `**`)."""
+    if "**" in item.pattern:
+        return None
+    return item.pattern[len(item.root) :].strip("/").count("/")
+
+
+def _depth(folder: str, root: str) -> int:
+    rel = os.path.relpath(folder, root)
+    return 0 if rel == "." else rel.count(os.sep) + 1

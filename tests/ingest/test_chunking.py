@@ -7,7 +7,7 @@ import pytest
 from docbeam.model.checkpoint import default_checkpoint_dir
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core.records import Document
-from docbeam.pipeline.ingest.chunking import Windowing, chunk_documents, text_blocks
+from docbeam.pipeline.ingest.chunking import BLOCK_CHARS, Windowing, chunk_documents, text_blocks
 from docbeam.pipeline.ingest.sentences import sentences
 from tests.corpus import build_corpus
 
@@ -138,6 +138,18 @@ def test_a_five_megabyte_line_streams_in_blocks(tok):
         assert s.ids.tolist() == special.wrap(
             tokenizer.encode(text[s.start_char : s.end_char], add_special_tokens=False).ids
         )
+
+
+def test_a_word_longer_than_a_block_is_cut_inside_a_word_and_says_so(tok):
+    """A 50 MB one-word field was split into chunks with cut_in_word false: a long text is
+    tokenised in blocks, and one without whitespace is cut hard, inside its word, where each
+    block's sentences saw a text end. (WordPiece reads a word over 100 letters as one [UNK], so
+    a word of letters exceeds a window only through blocks: eight here, for a window of six.)"""
+    text = "a" * (7 * BLOCK_CHARS + 1)
+    win = Windowing(8, 0)
+    segs, _ = chunk(tok, text, win)
+    check_invariants(tok, text, segs, win)
+    assert len(segs) > 1 and all(s.cut_in_word for s in segs)
 
 
 def test_text_blocks_cut_at_paragraphs_then_whitespace():

@@ -2,12 +2,20 @@
 
 import json
 import os
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from docbeam.pipeline.core.flags import UsageError
-from docbeam.pipeline.ingest.sources import glob_root, name_of, relabel
+from docbeam.pipeline.core.records import Skipped
+from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+from docbeam.pipeline.ingest.sources import for_folder, for_glob, glob_root, name_of, relabel
 from docbeam.pipeline.io import outputs
+from docbeam.pipeline.launch.planning.planner import list_files
 from tests.helpers import run_job, table, write_jsonl
 
 
@@ -134,6 +142,97 @@ def test_a_file_link_that_leaves_the_input_is_skipped_and_counted(tmp_path):
     allowed = tmp_path / "allowed"
     run_job(src, allowed, "--follow-links")
     assert "sub/shadow.md" in {d["doc_id"] for d in table(allowed, "documents", ["doc_id"]).to_pylist()}
+
+
+@contextmanager
+def fifo_released_after(fifo: Path, seconds: float) -> Iterator[list]:
+    """Once `seconds` have passed, opens `fifo` for writing whenever a reader waits on it, so a
+    reader stuck there (the bug) reads an empty file and the test fails instead of hanging.
+    Yields a list that is non-empty if that was needed."""
+    done, released = threading.Event(), []
+
+    def release():
+        if done.wait(seconds):
+            return
+        while not done.wait(0.05):
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # ENXIO while no reader waits
+                released.append(fifo)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    try:
+        yield released
+    finally:
+        done.set()
+        thread.join()
+
+
+def reasons(path: Path, name: str, **cfg) -> list[str]:
+    """What parse_file makes of the listed `path`: Skipped reasons, or the other records' kinds."""
+    records = parse_file(str(path), lambda: open(path, "rb"), ParseConfig(**cfg), name=name)
+    return [r.reason if isinstance(r, Skipped) else type(r).__name__ for r in records]
+
+
+def test_a_fifo_a_socket_or_a_device_is_skipped_unread(tmp_path, monkeypatch):
+    """A FIFO in the input hung the run ("2/2 files; reading", killed at 90 s): opening one waits
+    for a writer. None is opened; each is skipped as a special file."""
+    src = tmp_path / "in"
+    src.mkdir()
+    os.mkfifo(src / "pipe.txt")
+    (src / "zero.txt").symlink_to("/dev/zero")  # a device through a link: endless bytes
+    monkeypatch.chdir(src)  # a socket's path must be short
+    with socket.socket(socket.AF_UNIX) as sock, fifo_released_after(src / "pipe.txt", 5) as released:
+        sock.bind("sock.txt")
+        got = {name: reasons(src / name, name, max_doc_bytes=1 << 16) for name in ("pipe.txt", "sock.txt")}
+        got["zero.txt"] = reasons(src / "zero.txt", "zero.txt", follow_links=True, max_doc_bytes=1 << 16)
+    assert not released, "a reader waited on the FIFO"
+    assert got == {"pipe.txt": ["special_file"], "sock.txt": ["special_file"], "zero.txt": ["special_file"]}
+    assert reasons(src / "zero.txt", "zero.txt") == ["link_outside_input"]  # a link out says so first
+
+
+def test_a_folder_link_that_leaves_the_input_is_listed_to_be_skipped_and_counted(tmp_path):
+    """The listing walks folders without following links: a link to a folder outside the input
+    vanished from the run, uncounted. It is listed (size 0) and skipped unread, never walked."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET-OUTSIDE-THE-INPUT")
+    src = tmp_path / "in"
+    (src / "sub").mkdir(parents=True)
+    (src / "doc.txt").write_text("An ordinary document.")
+    (src / "sub" / "away").symlink_to(outside)
+    (src / "away.txt").symlink_to(outside)
+    (src / "near").symlink_to(src / "sub")  # stays inside: its files are listed where they lie
+
+    def listed(item) -> dict[str, int]:
+        return {name: size for size, name in list_files((item,)).values()}
+
+    assert listed(for_folder(str(src))) == {"doc.txt": 21, "sub/away": 0, "away.txt": 0}
+    assert listed(for_glob(str(src / "*.txt"))) == {"doc.txt": 21, "away.txt": 0}  # sub/away: not matched
+    for name in ("sub/away", "away.txt"):
+        assert reasons(src / name, name) == reasons(src / name, name, follow_links=True) == ["link_outside_input"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("waves", [(), ("--wave-files", "1")])  # matched by the job, or listed at launch
+def test_special_files_and_folder_links_that_leave_the_input_are_skipped_and_counted(tmp_path, waves):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET-OUTSIDE-THE-INPUT")
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "doc.txt").write_text("An ordinary document.")
+    (src / "away").symlink_to(outside)
+    os.mkfifo(src / "pipe.txt")
+    out = tmp_path / "out"
+    with fifo_released_after(src / "pipe.txt", 60) as released:
+        res = run_job(src, out, *waves)
+    assert not released, "the run waited on the FIFO"
+    assert {d["doc_id"] for d in table(out, "documents", ["doc_id"]).to_pylist()} == {"doc.txt"}
+    assert res.manifest["counts"]["skipped_by_reason"] == {"link_outside_input": 1, "special_file": 1}
+    assert res.manifest["accounting"]["holds"] and res.manifest["verdict"]["ok"]
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 import gzip
 import io
 import json
+import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -9,6 +10,7 @@ import pytest
 from docbeam.pipeline.core.records import Document, Rejection
 from docbeam.pipeline.ingest.adapters.html_visible import visible_text
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 
 def parse(path: str, data: bytes, **cfg) -> list:
@@ -115,6 +117,29 @@ def test_html_visible_text_only():
 def test_deeply_nested_html_does_not_recurse():
     html = "<div>" * 100_000 + "deep text" + "</div>" * 100_000
     assert visible_text(html) == "deep text"
+
+
+N = 1 << 17
+
+
+@pytest.mark.parametrize(
+    ("markup", "text"),
+    [
+        # 512 KiB of unclosed comments: quadratic before (128 KiB took 12.6 s), and `<!--` as text
+        ("<p>before</p>" + "<!--" * N, "before"),
+        # in-page links nested 128 Ki deep: each one's whole text was joined to look for a glyph
+        ("<a href='#'>x" * N + "</a>" * N, "x" * N),
+    ],
+    ids=["unclosed-comments", "nested-links"],
+)
+def test_visible_text_is_linear_and_holds_no_markup(markup, text):
+    with Sandbox(timeout_s=20) as box:  # the quadratic reader took minutes here: stopped, never a hang
+        box.call(visible_text, "<p>warm</p>")  # the child is started and ready: its start is not timed
+        start = time.monotonic()
+        (d,) = list(parse_file("p.html", lambda: io.BytesIO(markup.encode()), ParseConfig(html_text="all"), None, box))
+        took = time.monotonic() - start
+    assert isinstance(d, Document), d
+    assert d.text == text and "<" not in d.text and took < 10
 
 
 def test_parquet_rows_and_wrong_schema():

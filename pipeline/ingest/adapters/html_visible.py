@@ -2,9 +2,13 @@
 one line per block (a table of contents stays one entry a line) and its h1-h6 as sections.
 Permalink glyphs (Sphinx's `¶` after each heading) are not text.
 
-Runs in the sandbox: pure Python, but quadratic on some markup (an unclosed `<!--`), so it
-needs the sandbox's deadline like the native parsers."""
+Linear in the page: a comment, tag or declaration that never ends runs to the end of the page
+and is dropped there, as a browser drops it (html.parser would retry it at every later `<`,
+each retry a search to the end, and keep its markup as text: an unclosed `<!--` repeated over
+128 KiB took 12.6 s). Runs in the sandbox all the same, bounded like the native parsers.
+"""
 
+import bisect
 from html.parser import HTMLParser
 
 from docbeam.pipeline.ingest.headings import is_permalink, permalink_class
@@ -24,9 +28,12 @@ class _VisibleText(HTMLParser):
         *("pre", "blockquote", "figure", "figcaption", "details", "summary", "form", "fieldset", "legend"),
     }
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        # ink[i]: non-space characters in parts[:i]. A link's text is read only when it holds
+        # at most one (a glyph can be no more): joining every link's text is quadratic in nested links.
+        self.ink: list[int] = [0]
         self.hidden_depth = 0
         self.links: list[tuple[int, bool, str]] = []  # open <a>: where its text starts, class match, href
         self.heading: int | None = None  # where the open heading's text starts in parts
@@ -39,30 +46,52 @@ class _VisibleText(HTMLParser):
             attrs = dict(attrs)
             self.links.append((len(self.parts), permalink_class(attrs.get("class")), attrs.get("href") or ""))
         elif tag in self.BLOCK:
-            self.parts.append("\n")
+            self._add("\n")
             if tag in HEADINGS and self.heading is None:
                 self.heading = len(self.parts)
 
     def handle_startendtag(self, tag, attrs):
         if tag in self.BLOCK:
-            self.parts.append("\n")
+            self._add("\n")
 
     def handle_endtag(self, tag):
         if tag in self.HIDDEN:
             self.hidden_depth = max(0, self.hidden_depth - 1)
         elif tag == "a" and self.links:
             at, by_class, href = self.links.pop()
-            if by_class or is_permalink(None, href, "".join(self.parts[at:])):
+            if by_class or self._is_permalink(at, href):
                 del self.parts[at:]
+                del self.ink[at + 1 :]
         elif tag in self.BLOCK:
             if tag in HEADINGS and self.heading is not None:
                 self.headings.append(" ".join("".join(self.parts[self.heading :]).split()))
                 self.heading = None
-            self.parts.append("\n")
+            self._add("\n")
 
     def handle_data(self, data):
         if not self.hidden_depth:
-            self.parts.append(data)
+            self._add(data)
+
+    def close(self):
+        # feed() had the whole page, so what it left unparsed starts with a comment, tag or
+        # declaration that never ends: dropped, as a browser drops one at the end of the page.
+        # (A lone "<" or "</" at the end is text to a browser too.)
+        if self.rawdata.startswith("<") and self.rawdata not in ("<", "</"):
+            self.rawdata = ""
+        super().close()
+
+    def _add(self, text: str) -> None:
+        self.parts.append(text)
+        self.ink.append(self.ink[-1] + len("".join(text.split())))
+
+    def _is_permalink(self, at: int, href: str) -> bool:
+        """headings.is_permalink of the link whose text is parts[at:], without joining that text
+        (a glyph is one non-space character at most, and the part that holds it is found by search)."""
+        ink = self.ink[-1] - self.ink[at]
+        if ink > 1:
+            return False
+        text = self.parts[bisect.bisect_right(self.ink, self.ink[at]) - 1] if ink else ""
+        return is_permalink(None, href, text)
 
 
 def visible_page(markup: str) -> tuple[str, list[tuple[int, str]]]:

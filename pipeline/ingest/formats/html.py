@@ -41,8 +41,8 @@ def page(
         # --html-text all, or a page the extractor finds no main content in (or cannot parse:
         # lxml gives up on nesting thousands of levels deep): every visible text, as
         # trafilatura's own baseline would, rather than losing the page. In the sandbox too:
-        # html.parser is pure Python but not linear (an unclosed `<!--` of 256 KiB took 132 s),
-        # and only a process can be stopped at a deadline.
+        # pure Python, linear now (html_visible), but a parser of hostile markup gets a deadline,
+        # and only a process can be stopped at one (an unclosed `<!--` of 256 KiB once took 132 s).
         try:
             text, headings = sandbox.call(html_visible.visible_page, markup)
         except ParseProblem as p:

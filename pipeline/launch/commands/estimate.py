@@ -36,7 +36,7 @@ from docbeam.pipeline.cost.pricing import PriceTable, Rates
 from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.ingest.parse import ParseConfig, format_of, parse_file
 from docbeam.pipeline.ingest.sandbox import Sandbox
-from docbeam.pipeline.ingest.sources import for_glob
+from docbeam.pipeline.ingest.sources import for_glob, left_out
 from docbeam.pipeline.io import outputs, storage
 from docbeam.pipeline.launch.planning.planner import list_files
 from docbeam.pipeline.launch.running.execute import execute
@@ -111,6 +111,8 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
     taken: dict[str, int] = {}
     with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as sandbox:  # PDF, Word, HTML parse in it
         for path, size, name in files:
+            if left_out(path, name, cfg.follow_links):
+                continue  # skipped unread, as the job skips it: a FIFO named .parquet would hang here
             fmt = format_of(path)
             if fmt == "parquet":
                 counted += _parquet_rows(path)

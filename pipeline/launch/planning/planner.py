@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 import jax
+from apache_beam.io.filesystem import FileMetadata
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions
 
@@ -32,7 +33,15 @@ from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
 from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.ingest.chunking import CHUNKING_VERSION, Frame, Windowing
 from docbeam.pipeline.ingest.parse import FORMATS, ParseConfig, format_of
-from docbeam.pipeline.ingest.sources import InputGlob, for_folder, for_glob, has_wildcard, in_a_run, name_of
+from docbeam.pipeline.ingest.sources import (
+    InputGlob,
+    folder_links_outside,
+    for_folder,
+    for_glob,
+    has_wildcard,
+    in_a_run,
+    name_of,
+)
 from docbeam.pipeline.io import hub, outputs, storage
 from docbeam.pipeline.io.checkpoints import (
     checkpoint_dir,
@@ -78,7 +87,8 @@ def list_files(inputs: tuple[InputGlob, ...], say_left_out: bool = False) -> dic
     """path -> (size, name) of every file the inputs name. Two inputs that would give the same
     document ids (the same file twice, or two files of the same name under their roots) are
     an error here, before the job: the ids would collide. `say_left_out`: log the files a folder
-    leaves out for want of an extension docbeam reads."""
+    leaves out for want of an extension docbeam reads. Links to folders outside an input are
+    listed too (size 0), to be skipped and counted as the job reads (sources.left_out)."""
     listing: dict[str, tuple[int, str]] = {}
     owner: dict[str, str] = {}
     by_name: dict[str, str] = {}
@@ -106,6 +116,7 @@ def list_files(inputs: tuple[InputGlob, ...], say_left_out: bool = False) -> dic
                     f"it reads {', '.join(sorted(FORMATS))}"
                 )
             found = kept
+        found = [*found, *(FileMetadata(path, 0) for path in folder_links_outside(item))]
         for m in found:
             name = name_of(m.path, item.root)
             if m.path in owner and owner[m.path] != item.pattern:
