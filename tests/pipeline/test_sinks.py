@@ -196,7 +196,7 @@ def test_a_store_that_echoes_the_key_never_gets_it_printed(tmp_path):
 
 def test_overwrite_with_a_smaller_corpus_leaves_the_store_equal_to_the_new_run(runs, tmp_path):
     """--overwrite replaces a run: the store drops the chunks of the documents the new run lacks
-    (kept as _removed/doc_ids.replaced.jsonl before the old files go), not only Parquet."""
+    (kept as removed/doc_ids.replaced.jsonl before the old files go), not only Parquet."""
     root, *_ = runs
     uri = f"qdrant://{tmp_path}/qdrant"
     run_job(root / "v1.jsonl", tmp_path / "out", "--sink", uri)
