@@ -155,6 +155,8 @@ def parse(uri: str) -> SinkUri:
         if scheme == "milvus" and not path.endswith(".db"):
             raise ValueError(f"{shown!r}: Milvus Lite needs a file name ending in .db")
         return SinkUri(scheme, shown, path=path)
+    if scheme == "qdrant" and (user or password):  # the client has no user:password: it would never be sent
+        raise ValueError(f"{shown!r}: Qdrant takes no user:password@; give its key as ?api_key=")
     collection = parts.path.strip("/") or DEFAULT_COLLECTION
     if not _NAME.fullmatch(collection):
         local = f" (a local file is {scheme}:///{host}{parts.path}: three slashes)" if "." in collection else ""

@@ -217,3 +217,20 @@ def test_hostile_corpus_through_docbeam_under_a_memory_limit(tmp_path):
     }
     ids = sorted(d["doc_id"].rsplit("/", 1)[-1] for d in table(out, "documents", ["doc_id"]).to_pylist())
     assert ids == ["good-csv", "good.html", "j1"]  # the good documents beside the hostile ones
+
+
+def test_parquet_stops_at_the_files_decompressed_bound_not_each_row_groups(parse):
+    """12 row groups of 1 MiB each pass a per-group bound of 4 MiB and are 12 MiB all the same:
+    the bound is the file's, as a gzip stream's is; the rows after it are one error line."""
+    buf = io.BytesIO()
+    rows = [{"id": f"r{i}", "text": f"w{i} " * (1 << 18)} for i in range(12)]  # ~1 MiB of text each
+    pq.write_table(pa.Table.from_pylist(rows), buf, row_group_size=1, compression="zstd")
+    out = parse("groups.parquet", buf.getvalue(), max_decompressed_bytes=4 << 20)
+    docs, lost = [r for r in out if isinstance(r, Document)], [r for r in out if isinstance(r, Rejection)]
+    meta = pq.ParquetFile(io.BytesIO(buf.getvalue())).metadata
+    sizes = [sum(meta.row_group(g).column(c).total_uncompressed_size for c in range(2)) for g in range(12)]
+    assert max(sizes) < 4 << 20 < sum(sizes)  # each group passes; the file does not
+    within = next(g for g in range(12) if sum(sizes[: g + 1]) > 4 << 20)
+    assert [d.row for d in docs] == list(range(within)) and within >= 2
+    assert [(r.error, r.row) for r in lost] == [("decompressed_too_large", len(docs))]
+    assert f"rows {len(docs)}-11" in lost[0].message

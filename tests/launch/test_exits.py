@@ -289,3 +289,14 @@ def test_ctrl_c_in_the_first_seconds_is_not_lost(tmp_path, after_s):
     assert err.strip().splitlines()[-1].startswith("docbeam run: interrupted"), err
     assert time.monotonic() - sent < 4 * INTERRUPT_BOUND_S, err  # the first wave does not start
     assert not (out / "_manifest.json").exists()
+
+
+def test_a_folder_with_someone_elses_manifest_is_told_so(tmp_path):
+    from docbeam.pipeline.core.flags import UsageError
+    from docbeam.pipeline.launch.running import run_folder
+
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "part-00000-of-00001.parquet").write_bytes(b"theirs")
+    (tmp_path / "_manifest.json").write_text('{"name": "some other tool"}')
+    with pytest.raises(UsageError, match=r"not a docbeam run \(no _docbeam_run.json, and its _manifest.json is not"):
+        run_folder.check_output(str(tmp_path), overwrite=True, resume=False)

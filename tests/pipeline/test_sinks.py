@@ -120,6 +120,7 @@ def test_the_store_answers_as_exact_search_over_the_parquet(runs, store):
         ("milvus:///tmp/x.sqlite", "needs a file name ending in .db"),
         ("bigquery://only.two", "expected bigquery://PROJECT.DATASET.TABLE"),
         ("milvus://bob:hunter2@localhost:99999/c", "the port is not a number"),
+        ("qdrant://bob:hunter2@localhost:6333/c", "Qdrant takes no user:password@"),  # never sent: refused
     ],
 )
 def test_a_bad_sink_uri_is_one_line_and_exit_2(tmp_path, capsys, uri, says):

@@ -59,21 +59,28 @@ def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterato
     if meta.num_rows == 0:
         yield reject(STAGE, "empty_file", path, "no rows")
         return
-    first = 0
+    first, total = 0, 0
     for group in range(meta.num_row_groups):
         rows = meta.row_group(group).num_rows
+        # The bound is the file's, as a gzip stream's is: 12 row groups of 60 MB each pass a
+        # per-group check of 100 MB and are 720 MB all the same.
+        total += _declared(meta, group)
+        if total > cfg.max_decompressed_bytes:
+            problem = f"the file decompresses to more than --max-decompressed-bytes {cfg.max_decompressed_bytes}"
+            yield _rows_lost(path, group, first, meta.num_rows, problem, "decompressed_too_large")
+            return
         yield from _group(path, pf, group, first, rows, cfg)
         first += rows
 
 
+def _declared(meta: pq.FileMetaData, group: int) -> int:
+    """The uncompressed bytes a row group's column chunks declare."""
+    chunks = meta.row_group(group)
+    return sum(chunks.column(c).total_uncompressed_size for c in range(chunks.num_columns))
+
+
 def _group(path: str, pf: pq.ParquetFile, group: int, first: int, rows: int, cfg: ParseConfig) -> Iterator[Record]:
-    """Rows [first, first + rows) of row group `group`."""
-    chunks = pf.metadata.row_group(group)
-    declared = max((chunks.column(c).total_uncompressed_size for c in range(chunks.num_columns)), default=0)
-    if declared > cfg.max_decompressed_bytes:
-        problem = f"a column chunk decompresses to {declared} bytes, more than --max-decompressed-bytes"
-        yield _rows_lost(path, group, first, first + rows, problem, "decompressed_too_large")
-        return
+    """Rows [first, first + rows) of row group `group` (its size checked by `parse`)."""
     row = first
     try:
         for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=[group]):

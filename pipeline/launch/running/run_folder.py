@@ -88,8 +88,11 @@ def files(output: str) -> list[str]:
 def _not_a_run(output: str, paths: list[str], flag: str) -> UsageError:
     base = output.rstrip("/") + "/"
     where = sorted({p[len(base) :].split("/")[0] for p in paths if p.startswith(base)})
+    why = f"no {MARKER} or {tables.MANIFEST}"
+    if storage.exists(tables.join(output, tables.MANIFEST)):
+        why = f"no {MARKER}, and its {tables.MANIFEST} is not docbeam's"
     return UsageError(
-        f"{flag}: {output} is not a docbeam run (no {MARKER} or _manifest.json) and holds {len(paths)} file(s) "
+        f"{flag}: {output} is not a docbeam run ({why}) and holds {len(paths)} file(s) "
         f"in {', '.join(where)}; docbeam deletes only files it wrote, so nothing was deleted "
         "(choose another --output, or move those files)"
     )
