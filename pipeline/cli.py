@@ -247,24 +247,17 @@ def cmd_search(argv: list[str]) -> int:
     ns = parser.parse_args(argv)
     if not ns.query.strip():
         raise UsageError("QUERY is empty")
-    from docbeam.pipeline.search import format, hits
+    _check_utf8(ns.query)
+    from docbeam.pipeline.search import format
     from docbeam.pipeline.search.query import ModelError, embed_queries
     from docbeam.pipeline.search.run_chunks import RunError, open_run
 
-    try:
+    try:  # a run folder may come from anyone: a file in it that is not docbeam's is one line, exit 2
         chunks = open_run(ns.run)
         vectors = embed_queries(chunks.manifest["model"], [ns.query], ns.model)
+        found, method = _search_hits(chunks, vectors, ns)
     except (RunError, ModelError) as exc:
         raise UsageError(str(exc)) from None
-    if ns.sink:
-        from docbeam.pipeline.core.sink_uri import redact
-
-        found, method = _store_hits(ns.sink, vectors[0], ns.top_k), f"store {redact(ns.sink)}"
-    else:
-        ranking = hits.rank(chunks, vectors, ns.top_k, use_index=False if ns.exact else None)
-        if ranking.note:
-            print(f"docbeam search: {ranking.note}; searching exactly", file=sys.stderr)
-        found, method = hits.hits_of(chunks, ranking.scores[0], ranking.rows[0]), ranking.method
     model = chunks.manifest["model"].get("name", "")
     if ns.json:
         print(format.render_json(ns.run, ns.query, model, method, found))
@@ -272,6 +265,31 @@ def cmd_search(argv: list[str]) -> int:
         head = f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, {method}):"
         print(format.render_text(found, head))
     return ExitStatus.OK
+
+
+def _check_utf8(query: str) -> None:
+    """Refuse a QUERY holding bytes that are not UTF-8: Python hands them over as lone surrogates
+    (PEP 383), which neither the tokenizer nor the printed answer can encode."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(query[exc.start])
+        what = f"byte {bad - 0xDC00:#04x}" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}"
+        raise UsageError(f"QUERY: not UTF-8 ({what} at character {exc.start})") from None
+
+
+def _search_hits(chunks, vectors, ns) -> tuple[list[dict], str]:
+    """(hits, method) from the store --sink names, else from the run's index or every chunk."""
+    from docbeam.pipeline.search import hits
+
+    if ns.sink:
+        from docbeam.pipeline.core.sink_uri import redact
+
+        return _store_hits(ns.sink, vectors[0], ns.top_k), f"store {redact(ns.sink)}"
+    ranking = hits.rank(chunks, vectors, ns.top_k, use_index=False if ns.exact else None)
+    if ranking.note:
+        print(f"docbeam search: {ranking.note}; searching exactly", file=sys.stderr)
+    return hits.hits_of(chunks, ranking.scores[0], ranking.rows[0]), ranking.method
 
 
 def _store_hits(uri: str, vector, top_k: int) -> list[dict]:

@@ -36,17 +36,30 @@ class Ranking:
 
 def rank(chunks: RunChunks, queries: np.ndarray, top_k: int, use_index: bool | None = None) -> Ranking:
     """Exact search, or the run's index (`docbeam index`) when `use_index` is True, or when it is
-    None and the run has at least INDEX_FROM_ROWS chunks; a stale index is ignored with a note."""
+    None and the run has at least INDEX_FROM_ROWS chunks; a stale index, or one whose answer
+    names no chunk of the run, is passed over with a note."""
     note = ""
     if use_index or (use_index is None and chunks.n_rows >= INDEX_FROM_ROWS):
-        index, note = index_files.load(chunks)
-        if index is not None:
-            scores, rows = ivf.search_ivf(index, queries, top_k)
-            return Ranking(scores, rows, "index", "")
-        if not note and use_index is None:
-            note = f"{chunks.run} has {chunks.n_rows:,} chunks and no index (`docbeam index {chunks.run}` builds one)"
+        ranking, note = index_ranking(chunks, queries, top_k, quiet=use_index is not None)
+        if ranking is not None:
+            return ranking
     scores, rows = exact_rows(chunks, queries, top_k)
     return Ranking(scores, rows, "exact", note)
+
+
+def index_ranking(chunks: RunChunks, queries: np.ndarray, top_k: int, quiet: bool) -> tuple[Ranking | None, str]:
+    """(the index's ranking, "") or (None, why search goes exact; "" for a run without an index
+    when `quiet`)."""
+    index, note = index_files.load(chunks)
+    if index is None:
+        if not note and not quiet:
+            note = f"{chunks.run} has {chunks.n_rows:,} chunks and no index (`docbeam index {chunks.run}` builds one)"
+        return None, note
+    scores, rows = ivf.search_ivf(index, queries, top_k)
+    if not index_files.names_chunks(chunks, rows):  # ids all past the run, or all -1 (faiss: none found)
+        path = index_files.paths(chunks.run)[0]
+        return None, f"{path} names no chunk of the run; rebuild it with `docbeam index {chunks.run}`"
+    return Ranking(scores, rows, "index", ""), ""
 
 
 def exact_rows(chunks: RunChunks, queries: np.ndarray, top_k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,8 @@
 """A run's `_index/`: `chunks.faiss` (the IVF-Flat index, ids = chunk row numbers) and
 `index.json` (what it was built from). An index is used only while it matches the run's chunks
 (`RunChunks.fingerprint`: the run's id, its chunk files and their row counts); otherwise search
-says so and searches exactly."""
+says so and searches exactly. Both files are the run's, held to run_files' rules, and the index
+to index_check's before faiss reads it."""
 
 import datetime as dt
 import json
@@ -10,11 +11,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.io import storage
 from docbeam.pipeline.search import index as ivf
-from docbeam.pipeline.search import run_chunks
+from docbeam.pipeline.search import index_check, run_chunks
 from docbeam.pipeline.search.run_chunks import RunChunks
+from docbeam.pipeline.search.run_files import RunError, json_object, regular_inside
 
 INDEX_FILE, RECORD_FILE = tables.INDEX_FILES
 KIND = "faiss-ivf-flat"
@@ -29,7 +33,7 @@ def build(chunks: RunChunks) -> dict:
     import faiss
 
     if chunks.n_rows == 0:
-        raise run_chunks.RunError(f"{chunks.run}: the run has no chunks to index")
+        raise RunError(f"{chunks.run}: the run has no chunks to index")
     start = time.perf_counter()
     index = ivf.build_ivf(lambda: run_chunks.embedding_blocks(chunks), chunks.n_rows, chunks.dim)
     seconds = time.perf_counter() - start
@@ -68,30 +72,58 @@ def stale_reason(chunks: RunChunks, record: dict) -> str | None:
 
 def load(chunks: RunChunks) -> tuple[object | None, str]:
     """(the run's index memory-mapped, "") when `_index/` fits the run's chunks; (None, why not)
-    otherwise ("" when there is no index at all). A gs:// run's index is copied to a local cache
-    once (named by its fingerprint), then mapped."""
+    when it is stale ("" when there is no index at all). A gs:// run's index is copied to a local
+    cache once (named by its fingerprint), then mapped. A damaged or foreign index is refused
+    (RunError): it is the run's own file, and `--exact` or `docbeam index` answers it."""
     import faiss
 
     index_path, record_path = paths(chunks.run)
     if not storage.exists(record_path):
         return None, ""
-    try:
-        record = json.loads(storage.read_text(record_path))
-    except ValueError:
-        return None, f"{record_path} is not JSON"
+    record = json_object(regular_inside(chunks.run, record_path))
     why = stale_reason(chunks, record)
     if why:
         return (
             None,
             f"{tables.join(chunks.run, tables.INDEX)} is stale ({why}); rebuild it with `docbeam index {chunks.run}`",
         )
+    _check_file(chunks, regular_inside(chunks.run, index_path))  # on gs://: before it is downloaded
     local = index_path
     if storage.is_gcs(index_path):
         cached = Path.home() / ".cache" / "docbeam" / "index" / f"{record['fingerprint']}.faiss"
         if not cached.exists():
             storage.atomic_write_local(cached, storage.read_bytes(index_path))
         local = str(cached)
+        _check_file(chunks, local)
     try:
         return faiss.read_index(local, faiss.IO_FLAG_MMAP), ""
-    except RuntimeError as exc:  # faiss's own error for a truncated or foreign file
-        return None, f"{index_path} cannot be read ({str(exc).splitlines()[0]})"
+    except (RuntimeError, MemoryError) as exc:  # what its headers did not tell: faiss's own check
+        said = str(exc).splitlines()[0].rpartition("Error: ")[2]  # without faiss's C++ signature
+        raise _damaged(chunks, index_path, f"faiss cannot read it ({said})") from None
+
+
+def names_chunks(chunks: RunChunks, rows: np.ndarray) -> bool:
+    """Whether every query's answer from the index names a chunk of the run (False: search
+    exactly). The index's ids are row numbers, -1 where it found fewer than k; an id outside
+    the run beside ones inside it is a damaged index (RunError)."""
+    inside = (rows >= 0) & (rows < chunks.n_rows)
+    if not inside.any(axis=-1).all():
+        return False
+    outside = rows[~inside & (rows != -1)]
+    if outside.size:
+        where = f"the run's are 0 to {chunks.n_rows - 1}"
+        raise _damaged(chunks, paths(chunks.run)[0], f"it names chunk {outside[0]}; {where}")
+    return True
+
+
+def _check_file(chunks: RunChunks, path: str) -> None:
+    try:
+        why = index_check.problem(path, chunks.n_rows, chunks.dim)
+    except OSError as exc:  # unreadable here (permissions)
+        why = exc.strerror or str(exc)
+    if why:
+        raise _damaged(chunks, path, why)
+
+
+def _damaged(chunks: RunChunks, path: str, why: str) -> RunError:
+    return RunError(f"{path}: {why}; rebuild it with `docbeam index {chunks.run}`, or search with --exact")

@@ -6,6 +6,7 @@ time (pyarrow `iter_batches`); the second pass reads the other columns of the fe
 won, from the row groups that hold them.
 """
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
@@ -17,13 +18,34 @@ import pyarrow.parquet as pq
 
 from docbeam.pipeline.core import tables
 from docbeam.pipeline.io import outputs, storage
+from docbeam.pipeline.search.run_files import RunError, json_object, regular_inside
 
 BLOCK_ROWS = 8192  # rows per scored block: 12 MiB of float32 at dim 384
 HIT_COLUMNS = ("doc_id", "chunk_index", "start_char", "end_char", "page_start", "page_end", "section", "text")
+MAX_DIM = 1 << 16  # model.dim past this is no embedding model's (and would size blocks from a tampered number)
+# The manifest's model fields search reads besides `dim`, and their types (each may be absent or null).
+MODEL_FIELDS = {
+    "name": str,
+    "path": str,
+    "dtype": str,
+    "max_seq_len": int,
+    "stride": int,
+    "source": dict,
+    "files_sha256": dict,
+}
 
 
-class RunError(ValueError):
-    """RUN is no finished docbeam run that search can read (one line naming RUN and why)."""
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+# The types a hit's columns may have (what format and --json print), where a chunk file has them.
+_HIT_TYPES = {c: _is_text for c in ("doc_id", "section", "text")} | {
+    c: pa.types.is_integer for c in ("chunk_index", "start_char", "end_char", "page_start", "page_end")
+}
+# What a Parquet reader raises on a truncated or garbage file: pyarrow's own errors, and the
+# OSError (ArrowIOError) of a page that does not decode.
+PARQUET_ERRORS = (pa.ArrowException, OSError)
 
 
 @dataclass(frozen=True)
@@ -49,23 +71,71 @@ class RunChunks:
 
 
 def open_run(run: str) -> RunChunks:
-    """The run's manifest and chunk files (their footers only)."""
+    """The run's manifest and chunk files (their footers only). Every file is checked before it
+    is opened (run_files), then each is held to what docbeam writes: RunError names the first
+    that is not."""
     run = run.rstrip("/") or run
     manifest_path = tables.join(run, tables.MANIFEST)
     if not storage.exists(manifest_path):
         raise RunError(f"{run}: no {tables.MANIFEST} (is it the --output of a finished docbeam run?)")
+    regular_inside(run, manifest_path)
+    files = tuple(regular_inside(run, f) for f in outputs.files(run, tables.CHUNKS, ".parquet"))
+    manifest = json_object(manifest_path)
+    dim = _model_dim(manifest_path, manifest.get("model"))
+    rows = tuple(_footer_rows(f, dim) for f in files)
+    return RunChunks(run, manifest, files, rows, dim)
+
+
+def _model_dim(path: str, model: object) -> int:
+    """The manifest's `model.dim`, once the model record search reads has docbeam's types."""
+    if not isinstance(model, dict):
+        raise RunError(f"{path}: not a docbeam manifest (its model record is {_short(model)})")
+    dim = model.get("dim")
+    if type(dim) is not int or not 1 <= dim <= MAX_DIM:  # type(): True is an int to isinstance
+        raise RunError(f"{path}: model.dim is {_short(dim)}, not a vector length (1 to {MAX_DIM:,})")
+    for key, kind in MODEL_FIELDS.items():
+        value = model.get(key)
+        if value is not None and (type(value) is bool or not isinstance(value, kind)):
+            raise RunError(f"{path}: model.{key} is {_short(value)}, not a {kind.__name__}")
+    source, pins = model.get("source") or {}, model.get("files_sha256") or {}
+    named = ("hub", "revision") if "hub" in source else ()  # query.model_spec reads both
+    if not all(isinstance(source.get(k), str) for k in named) or not isinstance(source.get("package", ""), str):
+        raise RunError(f"{path}: model.source is {_short(source)}, not a hub, package or path record")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in pins.items()):
+        raise RunError(f"{path}: model.files_sha256 is {_short(pins)}, not file names and hashes")
+    return dim
+
+
+def _short(value: object, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _footer_rows(path: str, dim: int) -> int:
+    """The chunk file's row count, from its footer, once its `embedding` column is vectors of
+    `dim` floats (what `_matrix` reads)."""
     try:
-        manifest = json.loads(storage.read_text(manifest_path))
-        dim = int(manifest["model"]["dim"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise RunError(f"{manifest_path}: not a docbeam manifest ({type(exc).__name__}: {exc})") from None
-    files = tuple(outputs.files(run, tables.CHUNKS, ".parquet"))
-    rows = []
-    for f in files:
-        with storage.open_read(f) as fh:
-            meta = pq.ParquetFile(fh).metadata
-            rows.append(meta.num_rows)
-    return RunChunks(run, manifest, files, tuple(rows), dim)
+        with storage.open_read(path) as fh:
+            pf = pq.ParquetFile(fh)
+            schema, rows = pf.schema_arrow, pf.metadata.num_rows
+    except PARQUET_ERRORS as exc:
+        raise RunError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
+    i = schema.get_field_index("embedding")  # -1: none, or more than one
+    if i < 0:
+        raise RunError(f"{path}: no embedding column (one of its own)")
+    kind = schema.field(i).type
+    if not (pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type)):
+        raise RunError(f"{path}: its embedding column is {kind}, not vectors of {dim} floats")
+    if kind.list_size != dim:
+        raise RunError(f"{path}: its vectors have {kind.list_size} floats, the manifest's model.dim is {dim}")
+    for field in schema:
+        if field.name in _HIT_TYPES and not (_HIT_TYPES[field.name](field.type) or pa.types.is_null(field.type)):
+            raise RunError(f"{path}: its {field.name} column is {field.type}, not what docbeam writes")
+    return rows
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _matrix(column: pa.Array, dim: int) -> np.ndarray:
@@ -82,7 +152,7 @@ def embedding_blocks(chunks: RunChunks, block_rows: int = BLOCK_ROWS) -> Iterato
     start = 0
     for path, n in zip(chunks.files, chunks.rows):
         read = 0
-        with storage.open_read(path) as fh:
+        with _reading(path), storage.open_read(path) as fh:
             # pre_buffer=False: with it, pyarrow keeps every row group's column chunk it has
             # read buffered until the file is closed (measured: the whole column in memory).
             for batch in pq.ParquetFile(fh, pre_buffer=False).iter_batches(
@@ -103,7 +173,7 @@ def read_rows(chunks: RunChunks, rows: list[int], columns: tuple[str, ...] = HIT
     for path, n in zip(chunks.files, chunks.rows):
         mine = [r - start for r in wanted if start <= r < start + n]
         if mine:
-            with storage.open_read(path) as fh:
+            with _reading(path), storage.open_read(path) as fh:
                 pf = pq.ParquetFile(fh)
                 have = [c for c in columns if c in pf.schema_arrow.names]
                 group_start = 0
@@ -118,3 +188,12 @@ def read_rows(chunks: RunChunks, rows: list[int], columns: tuple[str, ...] = HIT
                     group_start += size
         start += n
     return out
+
+
+@contextlib.contextmanager
+def _reading(path: str) -> Iterator[None]:
+    """A page that does not decode (its footer did, when the run was opened) as one RunError."""
+    try:
+        yield
+    except PARQUET_ERRORS as exc:
+        raise RunError(f"{path}: a damaged Parquet file ({_first_line(exc)})") from None
