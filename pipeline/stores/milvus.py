@@ -2,6 +2,7 @@
 
 import json
 import logging
+import os
 from collections.abc import Iterable
 
 import numpy as np
@@ -62,6 +63,9 @@ class MilvusStore(VectorStore):
             logger = logging.getLogger(name)
             if _not_milvus_lite_noise not in logger.filters:
                 logger.addFilter(_not_milvus_lite_noise)
+        # Milvus Lite logs each failure to start with its traceback, then raises it to us, where
+        # it becomes the one line naming --sink: the traceback would only bury that line.
+        logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
 
     def _connection(self) -> dict:
         s = self.sink
@@ -82,6 +86,8 @@ class MilvusStore(VectorStore):
     def client(self):
         from pymilvus import MilvusClient
 
+        if self.sink.local and os.path.exists(self.sink.path) and not os.path.isdir(self.sink.path):
+            raise StoreError(f"{self.sink.path} is a file: Milvus Lite keeps its database as a folder of that name")
         return MilvusClient(**self._connection())
 
     def write_config(self, dim: int):

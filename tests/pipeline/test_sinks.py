@@ -205,3 +205,16 @@ def test_overwrite_with_a_smaller_corpus_leaves_the_store_equal_to_the_new_run(r
     res = run_job(smaller, tmp_path / "out", "--overwrite", "--sink", uri)
     assert res.manifest["sinks"][0]["deleted"] > 0 and res.manifest["sinks"][0]["holds"]
     store_equals_parquet(uri, tmp_path / "out")
+
+
+def test_a_milvus_lite_file_that_is_no_database_is_one_line_without_a_traceback(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "hello"}\n')
+    (tmp_path / "store.db").write_text("not a Milvus Lite folder")
+    args = ["run", "--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "o")]
+    code = "import sys; from docbeam.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
+    uri = f"milvus://{tmp_path}/store.db"
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args, "--sink", uri], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert f"docbeam run: --sink {uri}: {tmp_path}/store.db is a file: Milvus Lite keeps" in out.stderr
