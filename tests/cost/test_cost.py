@@ -245,16 +245,15 @@ def test_estimate_states_its_basis_in_document_tokens(tmp_path):
     extracting = _estimate([str(f) for f in files], ["--extract", "keyphrases"], sample_size=12, hardware="l4")
     s, sx = plain["sample"], extracting["sample"]
     assert s["doc_ids"] == sx["doc_ids"] and len(s["doc_ids"]) == s["documents"] == 12
-    assert s["files"] == {"articles.jsonl": 12}
+    assert s["files"] == {"articles.jsonl": 10, "guide.md": 1, "notes.txt": 1}  # a few from every file
     assert s["document_tokens_per_document"] == sx["document_tokens_per_document"]  # one meaning
     assert sx["encoder_tokens_per_document_token"] > 1.25 * s["encoder_tokens_per_document_token"] > 1.25
     spread = s["document_tokens_spread"]
     assert spread["min"] <= spread["median"] <= spread["max"] and spread["median"] == statistics.median(spread["all"])
     assert s["document_tokens_per_document"] == pytest.approx(statistics.mean(spread["all"]))
-    p = plain["projection"]
-    assert p["document_tokens"] == pytest.approx(s["document_tokens_per_document"] * p["documents"])
     text = render(extracting)
-    assert "the first 12 documents in path order" in text and "articles.jsonl: 12" in text
+    assert "12 documents drawn across files in proportion to their bytes (seed 0)" in text
+    assert "articles.jsonl: 10" in text and "scaled by bytes per kind of file" in text
     assert f"{s['doc_ids'][0]} ... {s['doc_ids'][-1]}" in text  # which documents: the first and last ids
     assert f"median {spread['median']:,.0f}" in text and f"max {spread['max']:,}" in text
     assert "tokens each" not in text and " tokens/s" not in text.replace("document tokens/s", "").replace(
@@ -395,3 +394,39 @@ def test_metered_counts_the_items_of_list_outputs():
 
     assert len(list(Stage().process(["ab", "bad", "cde", ""]))) == 4
     assert (totals["elements_in"], totals["elements_out"], totals["rejected"]) == (4, 2 + 3 + 0, 1)
+
+
+@pytest.mark.slow
+def test_the_estimate_sample_draws_from_every_format_and_the_same_on_a_rerun(tmp_path):
+    """Thirty JSONL shards named before two PDFs and a page: the first documents in path order
+    were all JSONL; the draw takes every format, the same on a rerun, and projects the
+    document tokens of the whole input from bytes per kind of file."""
+    from docbeam.pipeline.launch.commands.estimate import draw_order, take_sample
+    from docbeam.pipeline.launch.planning.planner import list_files
+    from tests.corpus import build_corpus
+    from tests.helpers import write_jsonl
+    from tests.ingest import files
+
+    src = tmp_path / "in"
+    src.mkdir()
+    docs = build_corpus(300, seed=5, min_words=20, max_words=60)
+    for i in range(30):
+        write_jsonl(src / f"a-{i:02d}.jsonl", docs[i * 10 : (i + 1) * 10])
+    for i in (1, 2):
+        (src / f"z-{i}.pdf").write_bytes(files.report_pdf(paragraphs=6).data)
+    (src / "m-page.html").write_text(files.news_page(paragraphs=6))
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from docbeam.pipeline.ingest.parse import ParseConfig
+    from docbeam.pipeline.launch.planning.planner import make_plan
+
+    plan = make_plan(PipelineOptions(["--input", str(src)]), needs_output=False)
+    listing = sorted((p, size, name) for p, (size, name) in list_files(plan.inputs).items())
+    first, again = (take_sample(listing, 20, ParseConfig()) for _ in range(2))
+    assert [d.doc_id for d in first.docs] == [d.doc_id for d in again.docs]  # seeded: the same draw
+    kinds = {first.kind_of[d.source] for d in first.docs}
+    assert kinds == {"jsonl", "pdf", "html"}, kinds
+    assert draw_order(listing, 0) != draw_order(listing, 1)  # another seed, another draw
+    est = _estimate([str(src)], [], sample_size=20, hardware="cpu")
+    actual = run_job(src, tmp_path / "out").cost["totals"]["document_tokens"]
+    assert est["projection"]["document_tokens"] == pytest.approx(actual, rel=0.15)

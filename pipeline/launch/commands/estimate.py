@@ -17,6 +17,7 @@
 
 import dataclasses
 import json
+import random
 import statistics
 import tempfile
 from dataclasses import dataclass
@@ -75,8 +76,14 @@ class Sample:
     total_docs_estimate: float
     files: int
     bytes_total: int
-    # How many of the sampled documents each file gave, by its name (path order): the basis printed.
+    # How many of the sampled documents each file gave, by its name (draw order): the basis printed.
     taken: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Per sampled file (by path): its kind (format, .gz apart), the input bytes its sampled
+    # records stand for, and the input's bytes per kind: the projection scales by these.
+    kind_of: dict[str, str] = dataclasses.field(default_factory=dict)
+    bytes_of: dict[str, float] = dataclasses.field(default_factory=dict)
+    bytes_by_kind: dict[str, int] = dataclasses.field(default_factory=dict)
+    seed: int = 0
 
     @property
     def complete(self) -> bool:
@@ -100,25 +107,49 @@ def _kind(path: str) -> str:
     return f"{format_of(path)}{'.gz' if path.lower().endswith('.gz') else ''}"
 
 
-def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, count_budget: int = 256 << 20) -> Sample:
-    """The first n documents in path order, and the number of records the input holds:
-    counted exactly (parse only) for the first `count_budget` bytes of files, Parquet from
-    its metadata, the rest extrapolated from records per byte of the same kind of file."""
+def draw_order(files: list[tuple[str, int, str]], seed: int) -> list[tuple[str, int, str]]:
+    """The files in a seeded random order where a file's chance to come early is in proportion to
+    its bytes (Efraimidis-Spirakis keys u^(1/bytes)), the first drawn of each kind of file ahead
+    of the rest, so every format present is sampled: a rerun draws the same order."""
+    rng = random.Random(seed)
+    keyed = [(rng.random() ** (1 / size) if size > 0 else 0.0, path, size, name) for path, size, name in files]
+    drawn = [(p, size, name) for _, p, size, name in sorted(keyed, key=lambda k: (-k[0], k[1]))]
+    firsts = {}
+    for f in drawn:
+        firsts.setdefault(_kind(f[0]), f)
+    return [*firsts.values(), *(f for f in drawn if f not in firsts.values())]
+
+
+def take_sample(
+    files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, count_budget: int = 256 << 20, seed: int = 0
+) -> Sample:
+    """About n documents drawn across files and formats in proportion to their bytes: files in
+    `draw_order`, a few records from each (a file of records gives its first n / files, at
+    least one), so a folder of many files is sampled across them rather than from its first.
+    The records the input holds are counted exactly (parse only) for the first `count_budget`
+    bytes of files, Parquet from its metadata, the rest extrapolated from records per byte of
+    the same kind of file."""
     docs: list[Document] = []
     rejected, counted, spent = 0, 0.0, 0
     density: dict[str, list[tuple[int, float]]] = {}  # kind -> [(records, bytes)]
     pending: list[tuple[str, int]] = []
     taken: dict[str, int] = {}
+    # records per file of records: what the files of one document each leave of n, shared out
+    singles = sum(1 for path, _, _ in files if format_of(path) not in (*STREAMED, "parquet"))
+    quota = max(1, -(-(n - min(singles, n)) // max(len(files) - singles, 1)))
+    bytes_of: dict[str, float] = {}
     with Sandbox(cfg.parse_timeout_s, cfg.parse_memory_mb) as sandbox:  # PDF, Word, HTML parse in it
-        for path, size, name in files:
+        for path, size, name in draw_order(files, seed):
             if left_out(path, name, cfg.follow_links):
                 continue  # skipped unread, as the job skips it: a FIFO named .parquet would hang here
             fmt = format_of(path)
+            whole_file = 1.0
             if fmt == "parquet":
-                counted += _parquet_rows(path)
+                whole_file = _parquet_rows(path)
+                counted += whole_file
             elif fmt not in STREAMED:
                 counted += 1  # one document, or one rejection, per file
-            if (spent >= count_budget and len(docs) >= n) or (fmt not in STREAMED and len(docs) >= n):
+            if len(docs) >= n and (fmt not in STREAMED or spent >= count_budget):
                 if fmt in STREAMED:
                     pending.append((path, size))
                 continue
@@ -128,14 +159,16 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
                 holder["f"] = _Counting(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
                 return holder["f"]
 
-            records = 0
+            records, mine, got = 0, 0, 0  # records read; sampled (documents and rejections); documents
             for rec in parse_file(path, open_file, cfg, name, sandbox):
                 if isinstance(rec, Skipped):
                     continue  # not a document, not an error: costs nothing downstream
                 records += 1
-                if len(docs) < n:
+                if len(docs) < n and got < quota:
+                    mine += 1
                     if isinstance(rec, Document):
                         docs.append(rec)
+                        got += 1
                         taken[name] = taken.get(name, 0) + 1
                     else:
                         rejected += 1
@@ -145,13 +178,50 @@ def take_sample(files: list[tuple[str, int, str]], n: int, cfg: ParseConfig, cou
             spent += read
             if fmt in STREAMED:
                 whole = read >= size
-                counted += records if whole else records * size / max(read, 1)
+                whole_file = records if whole else records * size / max(read, 1)
+                counted += whole_file
                 density.setdefault(_kind(path), []).append((records, min(read, size)))
+            if mine:  # the bytes the sampled records stand for: their share of the file's records
+                bytes_of[path] = size * mine / max(whole_file, mine)
     for path, size in pending:
         seen = density.get(_kind(path)) or [r for rs in density.values() for r in rs]
         per_byte = sum(r for r, _ in seen) / max(sum(b for _, b in seen), 1)
         counted += size * per_byte
-    return Sample(docs, rejected, counted, len(files), sum(s for _, s, _ in files), taken)
+    by_kind: dict[str, int] = {}
+    for path, size, _ in files:
+        by_kind[_kind(path)] = by_kind.get(_kind(path), 0) + size
+    return Sample(
+        docs,
+        rejected,
+        counted,
+        len(files),
+        sum(s for _, s, _ in files),
+        taken,
+        kind_of={p: _kind(p) for p in bytes_of},
+        bytes_of=bytes_of,
+        bytes_by_kind=by_kind,
+        seed=seed,
+    )
+
+
+def projected_tokens(sample: Sample, tokens_by_file: dict[str, int], rounds: int = 200) -> tuple[float, float, float]:
+    """Document tokens of the whole input, scaled by bytes per kind of file: each kind's sampled
+    tokens per byte its sampled records stand for, times the input's bytes of that kind (a kind
+    the sample missed takes the rate of all). With an interval (10th-90th percentile) from
+    resampling the sampled files (seeded): the spread between files."""
+
+    def rate(files: list[str]) -> float:
+        return sum(tokens_by_file.get(f, 0) for f in files) / max(sum(sample.bytes_of[f] for f in files), 1)
+
+    by_kind = {k: sorted(f for f in sample.bytes_of if sample.kind_of[f] == k) for k in sample.bytes_by_kind}
+    rate_all = rate(sorted(sample.bytes_of))
+
+    def total(drawn: dict[str, list[str]]) -> float:
+        return sum((rate(drawn[k]) if drawn[k] else rate_all) * size for k, size in sample.bytes_by_kind.items())
+
+    rng = random.Random(sample.seed)  # each kind's files resampled among themselves: the spread between them
+    spread = sorted(total({k: [rng.choice(fs) for _ in fs] for k, fs in by_kind.items()}) for _ in range(rounds))
+    return total(by_kind), spread[len(spread) // 10], spread[(len(spread) * 9) // 10]
 
 
 def compiled_roofline(options: PipelineOptions, hardware: str) -> float | None:
@@ -230,6 +300,7 @@ def project(
     roofline: float | None = None,
     doc_tokens: list[int] | None = None,
     doc_ids: list[str] | None = None,
+    tokens_by_file: dict[str, int] | None = None,
 ) -> dict:
     """Tokens are document tokens throughout (the text's tokens, what a run's summary and cost
     report count): the same figure with and without --extract. The encoder's work per document
@@ -246,7 +317,10 @@ def project(
     rate, basis = throughput_for(hardware, measured, cfg, context, dtype, roofline)
     binds = bound_by(hardware, rate / encoder_per_token)
     doc_rate = min(binds["chips"]["document_tokens_per_second"], binds["host"]["document_tokens_per_second"])
-    total_tokens = tokens_per_doc * sample.total_docs_estimate
+    if tokens_by_file is not None and sample.bytes_of:  # by bytes per kind of file
+        total_tokens, low, high = projected_tokens(sample, tokens_by_file)
+    else:  # by documents (a sample without the bytes it stands for)
+        total_tokens = low = high = tokens_per_doc * sample.total_docs_estimate
     seconds = total_tokens / doc_rate + (0 if hardware == "cpu" else startup_s)
     usd = seconds / 3600 * rates.usd_per_hour
     each = sorted(doc_tokens or [])
@@ -259,7 +333,7 @@ def project(
         "sample": {
             "documents": ok,
             "rejected": sample.rejected,
-            "picked": "first_in_path_order",
+            "picked": f"drawn across files in proportion to their bytes (seed {sample.seed})",
             "files": dict(sample.taken),
             "doc_ids": list(doc_ids or []),
             "document_tokens_per_document": tokens_per_doc,
@@ -278,6 +352,8 @@ def project(
             "hardware": hardware,
             "documents": round(sample.total_docs_estimate),
             "document_tokens": total_tokens,
+            # the 10th-90th percentile over resamples of the sampled files: time and dollars scale alike
+            "document_tokens_interval": [low, high],
             "document_tokens_per_second": doc_rate,
             "encoder_tokens_per_second": doc_rate * encoder_per_token,
             "throughput_basis": basis,  # the chips' (or, on cpu, the whole run's measured here)
@@ -324,6 +400,9 @@ def estimate(
     roofline = compiled_roofline(options, hardware)
     by_id = dict(zip(written.column("doc_id").to_pylist(), written.column("n_tokens").to_pylist())) if written else {}
     ids = [d.doc_id for d in sample.docs if d.doc_id in by_id]  # the sample's order, its rejections left out
+    tokens_by_file: dict[str, int] = {}
+    for d in sample.docs:
+        tokens_by_file[d.source] = tokens_by_file.get(d.source, 0) + by_id.get(d.doc_id, 0)
     return project(
         sample,
         totals,
@@ -335,6 +414,7 @@ def estimate(
         roofline=roofline,
         doc_tokens=[by_id[i] for i in ids],
         doc_ids=ids,
+        tokens_by_file=tokens_by_file,
     )
 
 
@@ -359,12 +439,13 @@ def render(e: dict) -> str:
     spread, ids = s["document_tokens_spread"], s["doc_ids"]
     files = ", ".join(f"{name}: {n:,}" for name, n in s["files"].items())
     which = f"{ids[0]} ... {ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "-")
+    low, high = p["document_tokens_interval"]
     return "\n".join(
         [
             f"input:      {i['files']:,} files, {i['bytes'] / 2**20:,.1f} MiB, "
             f"~{i['documents_estimated']:,} documents (estimated)",
-            f"sample:     the first {s['documents']:,} documents in path order (files sorted by path, records in "
-            f"file order; not a random draw), from {len(s['files']):,} of {i['files']:,} files ({files}); "
+            f"sample:     {s['documents']:,} documents {s['picked']}: a few records from each file drawn (the first "
+            f"of a file of records), from {len(s['files']):,} of {i['files']:,} files ({files}); "
             f"doc_ids {which}" + (f"; {s['rejected']:,} rejected record(s) skipped" if s["rejected"] else ""),
             f"            document tokens per document: mean {s['document_tokens_per_document']:,.0f}, "
             f"median {spread['median']:,.0f}, min {spread['min']:,}, p90 {spread['p90']:,}, max {spread['max']:,}",
@@ -373,7 +454,9 @@ def render(e: dict) -> str:
             "(window overlaps, special tokens, extraction candidates)",
             f"            measured here: {s['document_tokens_per_second_here']:,.0f} document tokens/s end to end, "
             f"padding {s['padding']:.1%}",
-            f"projection: {p['document_tokens']:,.0f} document tokens on {p['hardware']} at "
+            f"projection: {p['document_tokens']:,.0f} document tokens ({low:,.0f}-{high:,.0f}, the spread between "
+            "sampled files; time and dollars alike), scaled by bytes per kind of file",
+            f"            on {p['hardware']} at "
             f"{p['document_tokens_per_second']:,.0f} document tokens/s ({p['encoder_tokens_per_second']:,.0f} "
             "encoder tokens/s)",
             f"            throughput: {p['throughput_basis']}",
