@@ -274,9 +274,10 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         type=non_negative_int,
         default=0,
         metavar="N",
-        help="processes per worker that parse and chunk, beside the one that packs, encodes and writes (the "
-        "only one that drives the accelerator); default %(default)s, auto: every core of a TPU or GPU worker, 1 on a "
-        "CPU, where the encoder's threads use the cores (README, Feeding the chip)",
+        help="processes per worker that parse and chunk (a pool beside the process that packs, encodes and "
+        "writes, the only one that drives the accelerator); 1: no pool, everything in that one process; default "
+        "%(default)s, auto: a TPU or GPU worker's cores but one, 1 on a CPU, where the encoder's threads use the "
+        "cores (README, Feeding the chip)",
     )
     _flag(
         parser,

@@ -30,8 +30,9 @@ _in_pool = False  # set in the pool's processes: their DoFns do the work themsel
 
 
 def size(requested: int) -> int:
-    """--host-processes as a pool size: 0 means every core of this worker."""
-    return requested or os.cpu_count() or 1
+    """--host-processes as a pool size: 0 means every core of this worker but the one the
+    encoding process keeps (as hardware.HostRates counts a worker's host rate); 1, no pool."""
+    return requested or max((os.cpu_count() or 1) - 1, 1)
 
 
 def pool(processes: int) -> concurrent.futures.ProcessPoolExecutor | None:

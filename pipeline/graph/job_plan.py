@@ -75,7 +75,7 @@ class JobPlan:
     prompt_name: str | None = None
     frame: Frame | None = None  # special tokens and prompt around every window (None: the checkpoint's specials)
     # Processes for the host work (parse, chunk) beside the encoder's, per worker: graph.host_pool;
-    # 0: every core of the worker (accelerator workers).
+    # 0: the worker's cores but the encoding process's one (accelerator workers).
     host_processes: int = 1
     ner: NerPlan | None = None  # --ner-model: entities from a token classifier (with --extract entities)
     # What the model is, for the manifest: the installed default's package, version and file

@@ -83,6 +83,10 @@ def open_run(run: str) -> RunChunks:
     manifest = json_object(manifest_path)
     dim = _model_dim(manifest_path, manifest.get("model"))
     rows = tuple(_footer_rows(f, dim) for f in files)
+    recorded = (manifest.get("counts") or {}).get("chunks") if isinstance(manifest.get("counts"), dict) else None
+    if type(recorded) is int and recorded > 0 and sum(rows) == 0:  # chunks/ gone, emptied, or no folder
+        where = tables.folder(run, tables.CHUNKS).rstrip("/")
+        raise RunError(f"{where}: holds no chunks, but {tables.MANIFEST} records {recorded:,}")
     return RunChunks(run, manifest, files, rows, dim)
 
 

@@ -9,6 +9,7 @@ vectors; the query's vector is fixed (no model loads).
 import contextlib
 import json
 import os
+import shutil
 import struct
 import threading
 from pathlib import Path
@@ -351,3 +352,17 @@ def test_a_gcs_run_passes_the_checks(run, gcs_emulator):
     gcs_emulator.upload_bytes(f"gs://{bucket}/big/_manifest.json", b'{"model": {"dim": 4}}' + b" " * (16 << 20))
     with pytest.raises(RunError, match="_manifest.json: larger than 16 MiB"):
         open_run(f"gs://{bucket}/big")
+
+
+@pytest.mark.parametrize("how", ["deleted", "emptied", "fifo"])
+def test_chunks_gone_while_the_manifest_records_some_is_refused(run, capsys, how):
+    """A run whose chunks/ is gone, empty or a FIFO was answered 'the run has no chunks', exit 0."""
+    manifest = json.loads((run / "_manifest.json").read_text())
+    (run / "_manifest.json").write_text(json.dumps({**manifest, "counts": {"chunks": len(VECTORS)}}))
+    shutil.rmtree(run / "chunks")
+    if how == "emptied":
+        (run / "chunks").mkdir()
+    elif how == "fifo":
+        os.mkfifo(run / "chunks")
+    err = refused(capsys, run, str(run / "chunks"))
+    assert f"holds no chunks, but _manifest.json records {len(VECTORS):,}" in err

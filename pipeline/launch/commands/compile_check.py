@@ -127,10 +127,13 @@ def binding_lines(chips_bound: float, t: aot.Target, usd_chip_hour: float) -> li
     )
     return [
         f"worker {t.worker.machine_type} ({t.worker.vcpus} vCPUs, {t.worker.chips} chip(s)): chips at most "
-        f"{chips_bound:,.0f} tokens/s; host {host_rate:,.0f} document tokens/s, {what} ({host.basis()})",
+        f"{chips_bound:,.0f} tokens/s (the compiled bound, no efficiency applied; `docbeam estimate` applies one); "
+        f"host {host_rate:,.0f} tokens/s, {what} ({host.basis()}); tokens here are encoder tokens, taken for "
+        "document tokens (chunks only: window overlaps and --extract add a few more)",
         f"binds: {binds}, {rate:,.0f} tokens/s"
         + (f" ({rate / chips_bound:.0%} of the chips' bound)" if rate < chips_bound else "")
-        + usd,
+        + usd
+        + " (the whole worker; the per-chip price above is the chips' alone)",
     ]
 
 

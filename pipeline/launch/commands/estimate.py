@@ -270,9 +270,10 @@ def throughput_for(
     peak_dtype = dtype if dtype in acc.peak_tflops else "bfloat16"
     fpt = flops_per_token(cfg, context)
     per_chip = peak * 1e12 * cat.assumed_mfu / fpt
+    hint = " (pip install 'docbeam[tpu]': a bound compiled for the chip instead)" if acc.kind == "tpu" else ""
     return per_chip * count, (
         f"ASSUMED: {peak} TFLOP/s {peak_dtype} peak x {cat.assumed_mfu:.0%} MFU / {fpt / 1e6:.1f} MFLOP "
-        f"per token, x {count} chip(s); no measured figure for {name}"
+        f"per token, x {count} chip(s); no measured figure for {name}{hint}"
     )
 
 

@@ -222,8 +222,8 @@ def encoder_platform(options: PipelineOptions, hardware: str | None) -> str:
 
 def host_processes(requested: int, platform: str) -> int:
     """--host-processes as the plan carries it: as asked, else (0, auto) one on a CPU, where the
-    encoder binds and its threads use every core, and 0 on an accelerator: every core of the
-    worker, counted there (graph.host_pool; README, Feeding the chip)."""
+    encoder binds and its threads use every core, and 0 on an accelerator: the worker's cores but
+    the encoding process's one, counted there (graph.host_pool; README, Feeding the chip)."""
     if requested:
         return requested
     return 1 if platform == "cpu" else 0

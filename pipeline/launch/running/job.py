@@ -205,8 +205,9 @@ def run(argv: list[str], handler=None) -> RunResult:
     ModelHandler (tests use it)."""
     storage.ensure_emulator_credentials()  # no-op unless STORAGE_EMULATOR_HOST is set
     launch = prepare(argv)
-    if launch.local:
-        host_pool.warm(host_pool.size(launch.plan.host_processes))
+    if launch.local and (n := host_pool.size(launch.plan.host_processes)) > 1:
+        log.info("host work: parse and chunk in %d pool processes beside this one, which encodes", n)
+        host_pool.warm(n)
     done = open_output(launch)
     if launch.budget is not None and not launch.flags.resume:
         try:  # the budget sample is a Beam run too: Ctrl-C there is the same one line and 130
