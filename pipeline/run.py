@@ -29,7 +29,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m docbeam.pipeline.
         # The pool's processes import the host stages' code while this one imports Beam and JAX.
         host_pool.warm(ns.host_processes)
     from docbeam.pipeline.core.sink_uri import redacted_output
-    from docbeam.pipeline.launch.display.console import run_main  # Beam and JAX load here, after the check
+
+    try:
+        with interrupt.held():  # Beam and JAX load here, after the check
+            from docbeam.pipeline.launch.display.console import run_main
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return ExitStatus.INTERRUPTED
 
     with redacted_output(argv):  # every line printed, Beam's and the store clients' too
         return run_main(argv, prog)
