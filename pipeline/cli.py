@@ -69,6 +69,13 @@ def cmd_submit(argv: list[str]) -> int:
 def _estimate_flags(parser) -> None:
     parser.add_argument("--sample", type=positive_int, default=200, help="documents to run here (default %(default)s)")
     parser.add_argument("--json", metavar="FILE", help="also write the estimate as JSON")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="also project the input on this machine's CPU and each accelerator Dataflow offers (its smallest "
+        "worker): time, dollars, dollars per 1M tokens, what binds, and from what input size each costs less "
+        "than the CPU",
+    )
 
 
 def cmd_estimate(argv: list[str]) -> int:
@@ -84,7 +91,9 @@ def cmd_estimate(argv: list[str]) -> int:
     configure_logging()
     options = PipelineOptions(without_own_flags(argv, _estimate_flags))
     plan = make_plan(options, needs_output=False)
-    est = estimate(plan, options, sample_size=ns.sample, hardware=ns.hardware or "cpu", pricing=ns.pricing)
+    est = estimate(
+        plan, options, sample_size=ns.sample, hardware=ns.hardware or "cpu", pricing=ns.pricing, compare=ns.compare
+    )
     assert est is not None  # None only for a --budget-usd sample that is the whole input
     print(render(est))
     if ns.json:

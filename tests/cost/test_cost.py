@@ -430,3 +430,33 @@ def test_the_estimate_sample_draws_from_every_format_and_the_same_on_a_rerun(tmp
     est = _estimate([str(src)], [], sample_size=20, hardware="cpu")
     actual = run_job(src, tmp_path / "out").cost["totals"]["document_tokens"]
     assert est["projection"]["document_tokens"] == pytest.approx(actual, rel=0.15)
+
+
+@pytest.mark.slow
+def test_compare_prices_the_input_on_every_hardware_kind_and_says_from_what_size_each_pays(tmp_path):
+    """`docbeam estimate --compare`: the CPU measured here, then each accelerator Dataflow offers
+    at its smallest worker, each with its time, dollars, $/1M document tokens, what binds, and
+    the input size above which it costs less than the CPU (its start-up paid once)."""
+    from docbeam.pipeline.core.hardware import catalogue
+    from docbeam.pipeline.launch.commands.estimate import STARTUP_S, render
+    from tests.model.tiny import write_tiny_bert
+
+    tiny = write_tiny_bert(tmp_path / "tiny")
+    est = _estimate([str(SAMPLES / "*.txt")], ["--model", str(tiny)], sample_size=5, hardware="cpu", compare=True)
+    rows = est["compare"]
+    want = ["cpu", *(f"{a}:{min(catalogue().get(a).workers)}" for a in catalogue().on_dataflow())]
+    assert [r["hardware"] for r in rows] == want
+    cpu = rows[0]
+    assert cpu["binds"] == "measured" and cpu["cheaper_than_cpu_above_document_tokens"] is None
+    for r in rows[1:]:
+        assert r["seconds"] >= STARTUP_S and r["binds"] == "start-up"  # a sample-sized input: start-up is most
+        start_usd = r["usd"] - r["usd_per_1m_document_tokens"] / 1e6 * est["projection"]["document_tokens"]
+        if r["never_cheaper"]:
+            assert r["usd_per_1m_document_tokens"] >= cpu["usd_per_1m_document_tokens"]
+        else:
+            above = r["cheaper_than_cpu_above_document_tokens"]
+            gain = (cpu["usd_per_1m_document_tokens"] - r["usd_per_1m_document_tokens"]) / 1e6
+            assert above == pytest.approx(start_usd / gain, rel=1e-6)
+    text = render(est)
+    assert "compare, for this input" in text and "start-up: 5 min, ASSUMED" not in text  # cpu: no start-up
+    assert all(r["hardware"] in text for r in rows)

@@ -242,6 +242,16 @@ def compiled_roofline(options: PipelineOptions, hardware: str) -> float | None:
     return results[0].bound_tokens_per_s if results[0].fits else None
 
 
+# A Dataflow worker's start before its first batch: the VM, the container image's pull, the SDK's
+# start. Not measured here (no Dataflow worker has been started by this project); the encoder's
+# compile on the worker comes on top (docbeam compile: seconds per batch shape).
+STARTUP_S = 300.0
+STARTUP_BASIS = (
+    f"{STARTUP_S / 60:.0f} min, ASSUMED: a Dataflow worker's boot, image pull and SDK start before its first batch "
+    "(not measured: no worker was started); paid once per worker, then per-token rates apply"
+)
+
+
 def throughput_for(
     hardware: str,
     measured_here: float,
@@ -297,7 +307,7 @@ def project(
     pricing: str | None,
     cfg: EncoderConfig,
     dtype: str,
-    startup_s: float = 300.0,
+    startup_s: float = STARTUP_S,
     roofline: float | None = None,
     doc_tokens: list[int] | None = None,
     doc_ids: list[str] | None = None,
@@ -377,11 +387,13 @@ def estimate(
     hardware: str,
     pricing: str | None,
     sample_output: str | None = None,
+    compare: bool = False,
 ) -> dict | None:
-    """Run `plan` on a sample of its input here and project the whole input on `hardware`.
-    The sample is read and run exactly as the job would be (the same plan, another output:
-    `sample_output`, to be reused by the job itself, or a temporary folder). None when the
-    sample is the whole input: running it would be the job itself."""
+    """Run `plan` on a sample of its input here and project the whole input on `hardware`
+    (with `compare`, also on this machine's CPU and each accelerator Dataflow offers: the
+    `compare` rows). The sample is read and run exactly as the job would be (the same plan,
+    another output: `sample_output`, to be reused by the job itself, or a temporary folder).
+    None when the sample is the whole input: running it would be the job itself."""
     listing = list_files(plan.inputs)
     files = sorted((path, size, name) for path, (size, name) in listing.items())
     sample = take_sample(files, sample_size, plan.parse)
@@ -398,25 +410,87 @@ def estimate(
         totals, wall = execute(sample_plan, options)
         written = outputs.read_table(out, tables.DOCUMENTS, ["doc_id", "n_tokens"])
     storage.reset_retry_count()
-    roofline = compiled_roofline(options, hardware)
     by_id = dict(zip(written.column("doc_id").to_pylist(), written.column("n_tokens").to_pylist())) if written else {}
     ids = [d.doc_id for d in sample.docs if d.doc_id in by_id]  # the sample's order, its rejections left out
     tokens_by_file: dict[str, int] = {}
     for d in sample.docs:
         tokens_by_file[d.source] = tokens_by_file.get(d.source, 0) + by_id.get(d.doc_id, 0)
-    return project(
-        sample,
-        totals,
-        wall,
-        hardware,
-        pricing,
-        plan.config,
-        plan.encoder.dtype,
-        roofline=roofline,
-        doc_tokens=[by_id[i] for i in ids],
-        doc_ids=ids,
-        tokens_by_file=tokens_by_file,
+
+    def on(spec: str) -> dict:
+        return project(
+            sample,
+            totals,
+            wall,
+            spec,
+            pricing,
+            plan.config,
+            plan.encoder.dtype,
+            roofline=compiled_roofline(options, spec),
+            doc_tokens=[by_id[i] for i in ids],
+            doc_ids=ids,
+            tokens_by_file=tokens_by_file,
+        )
+
+    found = on(hardware)
+    if compare:
+        kinds = ["cpu", *(f"{a}:{min(catalogue().get(a).workers)}" for a in catalogue().on_dataflow())]
+        found["compare"] = comparison([found if k == hardware else on(k) for k in dict.fromkeys([hardware, *kinds])])
+    return found
+
+
+def comparison(estimates: list[dict]) -> list[dict]:
+    """One row per hardware kind: time, dollars, dollars per 1M document tokens at its binding
+    rate, what binds (host, chips, or start-up when it is most of the time), and the input size
+    above which it costs less than the CPU row (the first `cpu` estimate)."""
+    cpu = next(e["projection"] for e in estimates if e["projection"]["hardware"] == "cpu")
+    cpu_per_token = cpu["usd_per_hour"] / 3600 / cpu["document_tokens_per_second"]
+    rows = []
+    for e in estimates:
+        p = e["projection"]
+        per_token = p["usd_per_hour"] / 3600 / p["document_tokens_per_second"]
+        start_usd = p["startup_seconds"] / 3600 * p["usd_per_hour"]
+        binds = p["binding"] if p["binding"] != "measured end to end" else "measured"
+        if p["startup_seconds"] > p["hours"] * 3600 / 2:
+            binds = "start-up"
+        above = None
+        if p["hardware"] != "cpu" and per_token < cpu_per_token:  # start-up paid once, then cheaper per token
+            above = start_usd / (cpu_per_token - per_token)
+        rows.append(
+            {
+                "hardware": p["hardware"],
+                "seconds": p["hours"] * 3600,
+                "usd": p["usd"],
+                "usd_per_1m_document_tokens": per_token * 1e6,
+                "binds": binds,
+                "cheaper_than_cpu_above_document_tokens": above,
+                "never_cheaper": p["hardware"] != "cpu" and above is None,
+                "basis": p["throughput_basis"],
+                "assumed_prices": "assumed" in p["price_basis"],
+            }
+        )
+    return rows
+
+
+def render_comparison(rows: list[dict], document_tokens: float) -> str:
+    """The table that decides: each hardware kind for this input."""
+    head = (
+        f"compare, for this input ({document_tokens:,.0f} document tokens; the CPU measured here, accelerators as "
+        "their basis says; start-up included; * assumed prices):"
     )
+    lines = [head, f"  {'hardware':<14} {'time':>10} {'dollars':>10} {'$/1M tokens':>12} {'binds':<9} cheaper than cpu"]
+    for r in rows:
+        if r["hardware"] == "cpu":
+            above = "-"
+        elif r["never_cheaper"]:
+            above = "never (more per token)"
+        else:
+            above = f"above {r['cheaper_than_cpu_above_document_tokens']:,.0f} document tokens"
+        star = "*" if r["assumed_prices"] else " "
+        lines.append(
+            f"  {r['hardware']:<14} {r['seconds']:>9,.0f}s {r['usd']:>9,.4f}{star} "
+            f"{r['usd_per_1m_document_tokens']:>12,.4f} {r['binds']:<9} {above}"
+        )
+    return "\n".join(lines)
 
 
 def _binding_lines(p: dict) -> list[str]:
@@ -466,5 +540,7 @@ def render(e: dict) -> str:
             + (f" (incl. {p['startup_seconds'] / 60:.0f} min start-up)" if p["startup_seconds"] else "")
             + f" x ${p['usd_per_hour']:,.4f}/h = ${p['usd']:,.4f}",
             f"            prices: {p['price_basis']}",
+            *([f"            start-up: {STARTUP_BASIS}"] if p["startup_seconds"] else []),
+            *([render_comparison(e["compare"], p["document_tokens"])] if e.get("compare") else []),
         ]
     )
