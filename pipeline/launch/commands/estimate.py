@@ -114,7 +114,7 @@ def draw_order(files: list[tuple[str, int, str]], seed: int) -> list[tuple[str, 
     rng = random.Random(seed)
     keyed = [(rng.random() ** (1 / size) if size > 0 else 0.0, path, size, name) for path, size, name in files]
     drawn = [(p, size, name) for _, p, size, name in sorted(keyed, key=lambda k: (-k[0], k[1]))]
-    firsts = {}
+    firsts: dict[str, tuple[str, int, str]] = {}
     for f in drawn:
         firsts.setdefault(_kind(f[0]), f)
     return [*firsts.values(), *(f for f in drawn if f not in firsts.values())]
