@@ -250,8 +250,24 @@ def render_markdown(report: dict) -> str:
             f"| {e['item']} | {e['usd']} | {e['unit']} | {e.get('region', '')} | {e.get('as_of', '')} | "
             f"{'yes' if e.get('assumed') else 'no'} | {e.get('source', '')} |"
         )
-    lines += ["", f"Price table: `{report['price_table']['file']}`."]
+    lines += ["", f"Price table: `{report['price_table']['file']}`.", "", *decision_lines(report)]
     return "\n".join(lines) + "\n"
+
+
+def decision_lines(report: dict) -> list[str]:
+    """The row `docbeam estimate --compare` prints for a hardware kind, for this run as it ran:
+    time, dollars, dollars per 1M document tokens, and what bound it (the accelerator's busy
+    fraction says whether the chips or the host did)."""
+    t, d = report["totals"], report["device"]
+    binds = "measured" if d["platform"] == "cpu" else "host" if d["busy_fraction"] < BUSY_WARNING else "chips"
+    return [
+        "## This run, as `docbeam estimate --compare` would list it",
+        "",
+        "| hardware | time | dollars | $ per 1M document tokens | binds |",
+        "|---|---:|---:|---:|---|",
+        f"| {report['hardware']['name']} | {report['wall_seconds']:,.1f} s | {money(t['cost_usd'])} | "
+        f"{money(t['usd_per_1m_document_tokens'])} | {binds} |",
+    ]
 
 
 def _saving(rows: list[dict], encoded_tokens: int, reused_tokens: int, rates: Rates) -> dict:

@@ -1,16 +1,17 @@
 """How close `docbeam estimate` comes to the run it projects, on corpora of different shape.
 
-    python -m tests.benchmarks.estimate_accuracy [--sample 200] [--synthetic 2000] [--json OUT]
+    python -m tests.benchmarks.estimate_accuracy [--sample 200] [--synthetic 2000] [--rounds 3] [--json OUT]
 
 For each corpus: `docbeam estimate --hardware cpu` (this machine: the projection is the run's
-own), then the run itself, in this process, one after the other; projected against actual for
-document tokens, encoder tokens, wall seconds and dollars, and the estimate's own time against
-the run's. Corpora:
+own), then the run itself, in this process, one after the other, `--rounds` times: medians of
+projected against actual for document tokens, encoder tokens, wall seconds and dollars (with
+the spread of the wall-time errors), and the estimate's own time against the run's. Corpora:
 
 1. the bundled samples (samples/docs: JSONL, gzipped JSONL, Parquet, HTML, text, Markdown);
 2. real files this machine has, of every format it holds: the PDF manuals under /usr/share/doc,
    its HTML manuals, the licences in /usr/share/common-licenses (text), Markdown under
-   /usr/share/doc (what is missing on another machine is left out);
+   /usr/share/doc (what is missing on another machine is left out), with a sample of
+   --real-sample documents: about half its files, so which are drawn matters;
 3. --synthetic documents (tests/corpus.py) in 8 JSONL shards.
 """
 
@@ -19,6 +20,7 @@ import glob
 import json
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -92,10 +94,22 @@ def measure(name: str, inputs: str, out: Path, sample: int) -> dict:
     }
 
 
+def median(runs: list[dict]) -> dict:
+    """Each figure's median over the rounds; the spread of the wall-time error beside it."""
+    out = dict(runs[0])
+    for part in ("projected", "actual", "error"):
+        out[part] = {k: statistics.median(r[part][k] for r in runs) for k in runs[0][part]}
+    out["estimate_share"] = statistics.median(r["estimate_share"] for r in runs)
+    out["wall_error_spread"] = [min(r["error"]["wall_s"] for r in runs), max(r["error"]["wall_s"] for r in runs)]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sample", type=int, default=200)
     ap.add_argument("--synthetic", type=int, default=2000)
+    ap.add_argument("--real-sample", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
     args = ap.parse_args()
     from docbeam.pipeline.core.cpu_features import cpu_name
@@ -109,22 +123,29 @@ def main() -> None:
         (t / "synthetic").mkdir()
         synthetic(t / "synthetic", args.synthetic)
         corpora = {
-            "bundled samples": str(Path("samples/docs").resolve()),
-            f"real files ({len(real)})": str(t / "real"),
-            f"synthetic ({args.synthetic:,} documents)": str(t / "synthetic"),
+            "bundled samples": (str(Path("samples/docs").resolve()), args.sample),
+            f"real files ({len(real)}), sample {args.real_sample}": (str(t / "real"), args.real_sample),
+            f"synthetic ({args.synthetic:,} documents)": (str(t / "synthetic"), args.sample),
         }
-        for i, (name, inputs) in enumerate(corpora.items()):
-            found.append(measure(name, inputs, t / f"out{i}", args.sample))
-    head = f"{'corpus':<30} {'doc tokens':>22} {'encoder tokens':>22} {'wall s':>16} {'dollars':>20} {'estimate':>9}"
+        for i, (name, (inputs, sample)) in enumerate(corpora.items()):
+            runs = [measure(name, inputs, t / f"out{i}-{k}", sample) for k in range(args.rounds)]
+            found.append(median(runs))
+    head = f"{'corpus':<34} {'doc tokens':>22} {'encoder tokens':>22} {'wall s':>16} {'dollars':>20} {'estimate':>9}"
     print(head)
     for r in found:
         cells = []
         for k, fmt in (("document_tokens", ",.0f"), ("encoder_tokens", ",.0f"), ("wall_s", ".1f"), ("usd", ".5f")):
             cells.append(f"{r['projected'][k]:{fmt}}/{r['actual'][k]:{fmt}} {r['error'][k]:+.0%}")
         print(
-            f"{r['corpus']:<30} {cells[0]:>22} {cells[1]:>22} {cells[2]:>16} {cells[3]:>20} {r['estimate_share']:>8.0%}"
+            f"{r['corpus']:<34} {cells[0]:>22} {cells[1]:>22} {cells[2]:>16} {cells[3]:>20} {r['estimate_share']:>8.0%}"
         )
-    print("each cell: projected/actual and the projection's error; estimate: its time as a share of the run's")
+    for r in found:
+        lo, hi = r["wall_error_spread"]
+        print(f"  {r['corpus']}: wall-time error over {args.rounds} rounds {lo:+.0%} to {hi:+.0%}")
+    print(
+        f"each cell: projected/actual and the projection's error, medians of {args.rounds}; "
+        "estimate: its time as a share of the run's"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(found, indent=2))
 

@@ -133,6 +133,8 @@ def test_the_report_says_how_busy_an_accelerator_was_and_warns_when_mostly_idle(
     assert idle["device"] == {"platform": "tpu", "seconds": 4.0, "busy_fraction": 0.4, "warning": True}
     assert "WARNING:   TPU busy 40% of the run (4.0 device s): below 50%" in report.summary_line(idle)
     assert "**WARNING: TPU busy 40%" in report.render_markdown(idle)
+    # the run's own row of estimate --compare's table closes the report
+    assert report.render_markdown(idle).rstrip().endswith("| tpu-v5e:4 | 10.0 s | $0.012 | - | host |")
     busy = report.build({**totals, "encode": {**totals["encode"], "device_us": 8e6}}, platform="tpu", **kw)
     assert not busy["device"]["warning"] and "device:    TPU busy 90%" in report.summary_line(busy)
     on_cpu = report.build(totals, platform="cpu", **kw)  # the encoder shares the CPU with the host: no warning
