@@ -67,7 +67,13 @@ def cmd_submit(argv: list[str]) -> int:
 
 
 def _estimate_flags(parser) -> None:
-    parser.add_argument("--sample", type=positive_int, default=200, help="documents to run here (default %(default)s)")
+    parser.add_argument(
+        "--sample",
+        type=positive_int,
+        default=200,
+        help="documents to run here, drawn across files and formats in proportion to their bytes, seeded: a rerun "
+        "draws the same (default %(default)s)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the estimate as JSON")
     parser.add_argument(
         "--compare",

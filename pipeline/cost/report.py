@@ -259,9 +259,14 @@ def decision_lines(report: dict) -> list[str]:
     time, dollars, dollars per 1M document tokens, and what bound it (the accelerator's busy
     fraction says whether the chips or the host did)."""
     t, d = report["totals"], report["device"]
-    binds = "measured" if d["platform"] == "cpu" else "host" if d["busy_fraction"] < BUSY_WARNING else "chips"
+    binds = "the CPU (encoder and host share it)" if d["platform"] == "cpu" else "host"
+    if d["platform"] != "cpu" and d["busy_fraction"] >= BUSY_WARNING:
+        binds = "chips"
     return [
-        "## This run, as `docbeam estimate --compare` would list it",
+        "## This run, in the terms of `docbeam estimate --compare`",
+        "",
+        "What `docbeam estimate --compare` projects per hardware kind, as this run came out ($ per 1M here is the "
+        "whole run's cost: start-up and fixed parts included).",
         "",
         "| hardware | time | dollars | $ per 1M document tokens | binds |",
         "|---|---:|---:|---:|---|",

@@ -450,6 +450,9 @@ def test_compare_prices_the_input_on_every_hardware_kind_and_says_from_what_size
     assert [r["hardware"] for r in rows] == want
     cpu = rows[0]
     assert cpu["binds"] == "measured" and cpu["cheaper_than_cpu_above_document_tokens"] is None
+    again = _estimate([str(SAMPLES / "*.txt")], ["--model", str(tiny)], sample_size=5, hardware="l4", compare=True)
+    named = [r["hardware"] for r in again["compare"]]
+    assert named[0] == "l4" and "l4:1" not in named and len(named) == len(rows)  # `l4` is `l4:1`: one row
     for r in rows[1:]:
         assert r["seconds"] >= STARTUP_S and r["binds"] == "start-up"  # a sample-sized input: start-up is most
         start_usd = r["usd"] - r["usd_per_1m_document_tokens"] / 1e6 * est["projection"]["document_tokens"]

@@ -327,7 +327,7 @@ def project(
     # token; a sample's whole-run rate would charge that fixed part to every token (+12-16% on a
     # 2,000-document run).
     metered = sum(t.get("wall_us", 0) for t in totals.values()) / 1e6
-    fixed = max(wall_seconds - metered, 0.0) if hardware == "cpu" else 0.0
+    fixed = max(wall_seconds - metered, 0.0)  # projected for cpu only: an accelerator has its start-up
     measured = enc["tokens"] / max(wall_seconds - fixed, 1e-9)  # encoder tokens/s, the unit hardware rates come in
     rates = Rates(PriceTable.load(pricing), hardware)
     context = min(enc["tokens"] / ok, cfg.max_seq_len)
@@ -441,8 +441,14 @@ def estimate(
     found = on(hardware)
     if compare:
         kinds = ["cpu", *(f"{a}:{min(catalogue().get(a).workers)}" for a in catalogue().on_dataflow())]
-        found["compare"] = comparison([found if k == hardware else on(k) for k in dict.fromkeys([hardware, *kinds])])
+        asked = _canonical(hardware)  # `l4` and `l4:1` are one worker: one row
+        found["compare"] = comparison([found if k == asked else on(k) for k in dict.fromkeys([asked, *kinds])])
     return found
+
+
+def _canonical(spec: str) -> str:
+    name, chips = parse_spec(spec)
+    return "cpu" if name == "cpu" else f"{name}:{chips}"
 
 
 def comparison(estimates: list[dict]) -> list[dict]:
@@ -482,7 +488,8 @@ def render_comparison(rows: list[dict], document_tokens: float) -> str:
     """The table that decides: each hardware kind for this input."""
     head = (
         f"compare, for this input ({document_tokens:,.0f} document tokens; the CPU measured here, accelerators as "
-        "their basis says; start-up included; * assumed prices):"
+        "their basis says; time and dollars with start-up, $/1M tokens at the binding rate without it; "
+        "* assumed prices):"
     )
     lines = [head, f"  {'hardware':<14} {'time':>10} {'dollars':>10} {'$/1M tokens':>12} {'binds':<9} cheaper than cpu"]
     for r in rows:
@@ -526,8 +533,8 @@ def render(e: dict) -> str:
         [
             f"input:      {i['files']:,} files, {i['bytes'] / 2**20:,.1f} MiB, "
             f"~{i['documents_estimated']:,} documents (estimated)",
-            f"sample:     {s['documents']:,} documents {s['picked']}: a few records from each file drawn (the first "
-            f"of a file of records), from {len(s['files']):,} of {i['files']:,} files ({files}); "
+            f"sample:     {s['documents']:,} documents {s['picked']}, each drawn file giving its first records up to "
+            f"an even share of the sample, from {len(s['files']):,} of {i['files']:,} files ({files}); "
             f"doc_ids {which}" + (f"; {s['rejected']:,} rejected record(s) skipped" if s["rejected"] else ""),
             f"            document tokens per document: mean {s['document_tokens_per_document']:,.0f}, "
             f"median {spread['median']:,.0f}, min {spread['min']:,}, p90 {spread['p90']:,}, max {spread['max']:,}",
@@ -538,7 +545,7 @@ def render(e: dict) -> str:
             f"stages, plus {s['fixed_seconds_here']:.1f} s that do not grow with the input (start, report); "
             f"padding {s['padding']:.1%}",
             f"projection: {p['document_tokens']:,.0f} document tokens ({low:,.0f}-{high:,.0f}, the spread between "
-            "sampled files; time and dollars alike), scaled by bytes per kind of file",
+            "sampled files of a kind; time and dollars vary with it), scaled by bytes per kind of file",
             f"            on {p['hardware']} at "
             f"{p['document_tokens_per_second']:,.0f} document tokens/s ({p['encoder_tokens_per_second']:,.0f} "
             "encoder tokens/s)",
