@@ -57,7 +57,9 @@ def snapshot() -> dict:
         return c.get((stage, name), 0)
 
     return {
-        "files": int(get(Stage.PARSE, "elements_in")),
+        # files whose documents are all counted: a file started is not yet read (its documents
+        # would be missing from a total the display then takes as final)
+        "files": int(get(Stage.PARSE, "live_files_read")),
         "bytes": int(get(Stage.PARSE, "bytes_in")),
         "documents_read": int(get(Stage.PARSE, "elements_out") + get(Stage.PARSE, "rejected")),
         "chars_read": int(get(Stage.PARSE, "bytes_out")),  # the parsed documents' text, in characters

@@ -213,13 +213,15 @@ def metered(
     bytes_out: Callable[[Any], int] | None = None,
     outputs: bool = True,
     items_out: Callable[[Any], int] | None = None,
+    done: str | None = None,
 ) -> Callable[[Callable[..., Iterable]], Callable[..., Iterator]]:
     """Meter a DoFn's (generator) `process` under its instance's `self.meter`: its element
     counted in (`inputs`: one per call, `len` of a batch, or None: the stage counts its
     own) with `bytes_in` of it (of each of a batch's items), then its outputs driven through
     StageMeter.drive: timed, main outputs counted out (`items_out` of each: `len` where a
     stage emits its outputs in lists) with their `bytes_out` (unless not `outputs`),
-    outputs to errors/ counted as rejected."""
+    outputs to errors/ counted as rejected. `done`: a live counter (progress display only) raised
+    by one once an element's outputs are all counted: "done" never runs ahead of what it made."""
 
     def wrap(process: Callable[..., Iterable]) -> Callable[..., Iterator]:
         @functools.wraps(process)
@@ -234,6 +236,8 @@ def metered(
             if counted:
                 meter.add(**counted)
             yield from meter.drive(process(self, element, *args, **kwargs), bytes_out, outputs, items_out=items_out)
+            if done:
+                meter.live(**{done: 1})
 
         return run
 

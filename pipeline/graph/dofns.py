@@ -116,7 +116,7 @@ class ParseFile(HostPooled):
         if sandbox := getattr(self, "sandbox", None):
             sandbox.close()
 
-    @metered(bytes_in=file_size, bytes_out=text_size)
+    @metered(bytes_in=file_size, bytes_out=text_size, done="live_files_read")
     def work(self, item: File):
         path, _, name = item
         if isinstance(path, bytes):  # a name that is not UTF-8: one error line, the run goes on

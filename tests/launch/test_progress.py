@@ -25,6 +25,7 @@ def fresh_counters():
 
 def _read_one_file(size: int = CHARS) -> None:
     StageMeter(Stage.PARSE).add(elements_in=1, bytes_in=size, elements_out=1, bytes_out=size)
+    StageMeter(Stage.PARSE).live(live_files_read=1)  # ParseFile: once the file's documents are counted
 
 
 def _chunk(chars: int, tokens: int, candidate_tokens: int = 0, start: bool = False) -> None:
@@ -108,7 +109,8 @@ def test_counts_never_go_backwards_while_the_estimates_move():
 
 def test_totals_before_every_file_is_read_are_estimates():
     p = Progress(files=12, size=1_200)
-    StageMeter(Stage.PARSE).add(elements_in=3, bytes_in=300, elements_out=30, bytes_out=300)
+    StageMeter(Stage.PARSE).add(elements_in=4, bytes_in=300, elements_out=30, bytes_out=300)
+    StageMeter(Stage.PARSE).live(live_files_read=3)  # the fourth started, not yet read
     d = p.update(live_counters.snapshot(), 1)
     assert d["documents"] == "0 of ~120 documents written" and d["files"] == "3/12 files"
 
@@ -150,3 +152,24 @@ def test_a_real_run_logs_sane_first_and_last_lines(tmp_path, caplog, monkeypatch
     # Inside the long document: part of the work done while no document is written yet.
     assert any(0 < d < 100 and w == 0 for w, d in zip(written, done)), lines
     assert any(re.search(r"ETA \d:\d\d:\d\d", line) for line, w in zip(lines, written) if w == 0), lines
+
+
+def test_a_file_counts_as_read_only_once_its_documents_are_counted():
+    """The display took the document total as final once every file had *started*: '0 of 2
+    documents' with 3 files, the third's document still on its way."""
+    from docbeam.pipeline.cost.metering import metered
+
+    class Parse:
+        meter = StageMeter(Stage.PARSE)
+
+        @metered(done="live_files_read")
+        def work(self, path):
+            yield from range(70)  # past drive's batch of 64 counts
+
+    seen = []
+    for i, _ in enumerate(Parse().work("f")):
+        if i in (0, 69):
+            snap = live_counters.snapshot()
+            seen.append((snap["files"], snap["documents_read"]))
+    snap = live_counters.snapshot()
+    assert seen == [(0, 0), (0, 64)] and (snap["files"], snap["documents_read"]) == (1, 70)
