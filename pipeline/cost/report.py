@@ -259,9 +259,7 @@ def decision_lines(report: dict) -> list[str]:
     time, dollars, dollars per 1M document tokens, and what bound it (the accelerator's busy
     fraction says whether the chips or the host did)."""
     t, d = report["totals"], report["device"]
-    binds = "the CPU (encoder and host share it)" if d["platform"] == "cpu" else "host"
-    if d["platform"] != "cpu" and d["busy_fraction"] >= BUSY_WARNING:
-        binds = "chips"
+    binds = "the CPU (encoder and host share it)" if d["platform"] == "cpu" else "host" if d["warning"] else "chips"
     return [
         "## This run, in the terms of `docbeam estimate --compare`",
         "",
