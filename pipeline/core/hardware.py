@@ -86,6 +86,11 @@ class HostRates:
             f"{vcpus - 1} host-pool processes that could parse and chunk {pool:,.0f}"
         )
 
+    def binding(self, vcpus: int, chips_rate: float) -> tuple[float, str, str]:
+        """The worker's host rate, what sets it, and which of "host" and "chips" is lower."""
+        rate, what = self.of_worker(vcpus)
+        return rate, what, "host" if rate < chips_rate else "chips"
+
     def basis(self) -> str:
         return f"MEASURED on {self.cpu} ({self.source}), not on the worker's own CPU"
 

@@ -9,11 +9,10 @@ from typing import TextIO
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from docbeam.pipeline.core.flags import UsageError
-from docbeam.pipeline.core.hardware import HardwareError, parse_spec
+from docbeam.pipeline.core.hardware import HardwareError, catalogue, parse_spec
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError
 from docbeam.pipeline.encode import aot
 from docbeam.pipeline.encode.runtime import EncoderSettings
-from docbeam.pipeline.launch.commands.estimate import bound_by
 from docbeam.pipeline.launch.planning.planner import make_plan, pack_spec, resolve_dtype
 from docbeam.pipeline.launch.running.options import DocbeamOptions
 
@@ -117,11 +116,9 @@ def binding_lines(chips_bound: float, t: aot.Target, usd_chip_hour: float) -> li
     host rates for its vCPUs): which binds, and a million tokens priced at that rate. Encoder
     tokens are taken for document tokens here (chunks only: overlaps and --extract add more;
     `docbeam estimate` measures the ratio on a sample)."""
-    found = bound_by(f"{t.accelerator.name}:{t.worker.chips}", chips_bound)
-    host = found["host"]
-    host_rate = host["document_tokens_per_second"]
+    host = catalogue().host
+    host_rate, what, binds = host.binding(t.worker.vcpus, chips_bound)
     rate = min(host_rate, chips_bound)
-    binds = f"the {found['binding']}"
     usd = (
         f"; ${usd_chip_hour * t.worker.chips / 3600 / rate * 1e6:.2g} per 1M tokens at that rate"
         if usd_chip_hour
@@ -130,9 +127,9 @@ def binding_lines(chips_bound: float, t: aot.Target, usd_chip_hour: float) -> li
     return [
         f"worker {t.worker.machine_type} ({t.worker.vcpus} vCPUs, {t.worker.chips} chip(s)): chips at most "
         f"{chips_bound:,.0f} tokens/s (the compiled bound, no efficiency applied; `docbeam estimate` applies one); "
-        f"host {host_rate:,.0f} tokens/s, {host['what']} ({host['basis']}); tokens here are encoder tokens, taken for "
+        f"host {host_rate:,.0f} tokens/s, {what} ({host.basis()}); tokens here are encoder tokens, taken for "
         "document tokens (chunks only: window overlaps and --extract add a few more)",
-        f"binds: {binds}, {rate:,.0f} tokens/s"
+        f"binds: the {binds}, {rate:,.0f} tokens/s"
         + (f" ({rate / chips_bound:.0%} of the chips' bound)" if rate < chips_bound else "")
         + usd
         + " (the whole worker; the per-chip price above is the chips' alone)",

@@ -293,10 +293,10 @@ def bound_by(hardware: str, chips_doc_rate: float) -> dict:
     chips = {"document_tokens_per_second": chips_doc_rate}
     if parse_spec(hardware)[0] == "cpu":
         return {"chips": chips, "host": chips, "binding": "measured end to end"}
-    worker = worker_for(hardware)[1]
-    host_rate, what = catalogue().host.of_worker(worker.vcpus)
-    host = {"document_tokens_per_second": host_rate, "what": what, "basis": catalogue().host.basis()}
-    return {"chips": chips, "host": host, "binding": "host" if host_rate < chips_doc_rate else "chips"}
+    rates = catalogue().host
+    host_rate, what, binding = rates.binding(worker_for(hardware)[1].vcpus, chips_doc_rate)
+    host = {"document_tokens_per_second": host_rate, "what": what, "basis": rates.basis()}
+    return {"chips": chips, "host": host, "binding": binding}
 
 
 def project(
