@@ -9,6 +9,14 @@ hits all alike); the median is reported with the spread (min-max):
   docbeam:float32, docbeam:bfloat16   docbeam run, end to end on DirectRunner
   mltransform                         Beam MLTransform + SentenceTransformerEmbeddings
   st:float32, st:bfloat16             sentence-transformers encode (torch CPU, all cores)
+  onnxruntime:float32, onnxruntime:int8
+                                      ONNX Runtime as fastembed runs it (its session settings,
+                                      batches of 256 in corpus order padded to the longest,
+                                      mean pooling in numpy) on the checkpoint exported with
+                                      torch.onnx, once per run into the run's temporary folder
+                                      (not timed); int8: onnxruntime's dynamic quantisation of
+                                      that export. fastembed itself caps huggingface-hub < 2,
+                                      docbeam needs >= 2.4: it cannot install beside docbeam
   ceiling                             matmul rates measured now: float32, and bfloat16
                                       inputs accumulating in float32 (what docbeam's dense
                                       layers run); MFU = achieved / (rate / FLOPs per token)
@@ -19,8 +27,10 @@ thread), `docbeam:float32[XLA_FLAGS=--xla_cpu_multi_thread_eigen=false]`, and do
 Corpora: `uniform` (20-400 words) and `mixed` (70% of 5-60 words, 30% of 300-1,200 words:
 many one-window documents and many multi-window ones). Tokens are the tokens each method ran
 through the model: sentence-transformers (and MLTransform, which calls it) truncate at 256,
-docbeam embeds every window. Parity: docbeam's vector of every document that fits one window
-against sentence-transformers float32's, minimum cosine per dtype.
+onnxruntime too (its own tokenizer's count, the same as sentence-transformers'), docbeam embeds
+every window. Parity: docbeam's and onnxruntime's vector of every document that fits one window
+against sentence-transformers float32's, minimum cosine per method, and onnxruntime:int8's
+against onnxruntime:float32's (what the quantising alone costs).
 Only ratios measured in the same run mean anything on a shared machine.
 """
 
@@ -37,6 +47,9 @@ import time
 from pathlib import Path
 
 CPUS = os.cpu_count() or 1
+# The ONNX export the onnxruntime workers load, made once per run by the driver (like compilation,
+# not timed); a worker started without it exports its own.
+ONNX_DIR = "DOCBEAM_BENCH_ONNX_DIR"
 
 
 def _rss_mib() -> float:
@@ -149,6 +162,57 @@ def worker_st(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
     return {"docs": len(vecs), "tokens": _truncated_tokens(texts), "wall_s": wall}
 
 
+def worker_onnxruntime(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
+    """ONNX Runtime on the ONNX export of the same checkpoint, run as fastembed runs it (fastembed
+    itself cannot install beside docbeam's huggingface-hub): its session settings and default
+    batch of 256 in corpus order, the tokenizer truncating at sentence-transformers' window and
+    padding to each batch's longest, mean pooling over the mask and normalising in numpy.
+    float32, or the dynamically quantised int8 copy."""
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    from docbeam.model.checkpoint import default_checkpoint_dir, trained_window
+    from tests.benchmarks import onnx_export
+
+    folder = Path(os.environ.get(ONNX_DIR) or onnx_export.export(out / "onnx", int8=dtype == "int8"))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    model_file = {"float32": onnx_export.FLOAT32, "int8": onnx_export.INT8}[dtype]
+    session = ort.InferenceSession(str(folder / model_file), options, providers=["CPUExecutionProvider"])
+    ckpt = default_checkpoint_dir()
+    tok = Tokenizer.from_file(str(ckpt / "tokenizer.json"))
+    pad = tok.padding or {}  # the file pads to a fixed 128: to each batch's longest instead
+    tok.enable_padding(pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]"))
+    tok.enable_truncation(max_length=trained_window(ckpt) or 256)
+
+    def embed(texts: list[str], batch_size: int = 256) -> tuple[np.ndarray, list]:
+        vecs, encodings = [], []
+        for start in range(0, len(texts), batch_size):
+            enc = tok.encode_batch(texts[start : start + batch_size])
+            ids = np.array([e.ids for e in enc], np.int64)
+            mask = np.array([e.attention_mask for e in enc], np.int64)
+            (hidden,) = session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )
+            pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+            vecs.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
+            encodings += enc
+        return np.concatenate(vecs).astype(np.float32), encodings
+
+    docs = _texts(corpus)
+    texts = [d["text"] for d in docs]
+    embed(texts[:32])  # warm-up, like sentence-transformers'
+    t0 = time.perf_counter()
+    vecs, enc = embed(texts)
+    wall = time.perf_counter() - t0
+    # The tokens it ran (its own tokenizer, truncating at 256: the count sentence-transformers'
+    # methods report); parity only over the documents that fit one window, as docbeam's.
+    one = [i for i, e in enumerate(enc) if not e.overflowing]
+    np.savez(out / "vectors.npz", ids=[docs[i]["id"] for i in one], vecs=vecs[one])
+    return {"docs": len(vecs), "tokens": sum(sum(e.attention_mask) for e in enc), "wall_s": wall}
+
+
 def worker_ceiling(corpus: Path, out: Path, dtype: str, extra: list[str]) -> dict:
     """Matmul rates: float32, and bfloat16 inputs with a float32 accumulator (model/layers.dense)."""
     import jax
@@ -173,7 +237,13 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-WORKERS = {"docbeam": worker_docbeam, "mltransform": worker_mltransform, "st": worker_st, "ceiling": worker_ceiling}
+WORKERS = {
+    "docbeam": worker_docbeam,
+    "mltransform": worker_mltransform,
+    "st": worker_st,
+    "onnxruntime": worker_onnxruntime,
+    "ceiling": worker_ceiling,
+}
 
 
 # -- driver -----------------------------------------------------------------------------------
@@ -259,6 +329,12 @@ def main() -> int:
         # compiles every shape, later rounds find them (as on a machine that runs docbeam
         # daily), much as sentence-transformers' warm-up is left out of its time.
         os.environ["DOCBEAM_COMPILE_CACHE"] = str(Path(tmp) / "xla")
+        onnx = [split_method(m)[0] for m in args.methods.split(",") if m.startswith("onnxruntime")]
+        if onnx:  # once for the run, outside any timing
+            from tests.benchmarks import onnx_export
+
+            int8 = "onnxruntime:int8" in onnx
+            os.environ[ONNX_DIR] = str(onnx_export.export(Path(tmp) / "onnx", int8=int8))
         corpora = {"input": Path(args.input)} if args.input else {}
         for mix in [] if args.input else args.corpora.split(","):
             corpora[mix] = build_corpus_file(Path(tmp) / f"{mix}.jsonl", args.docs, mix)
@@ -277,22 +353,30 @@ def main() -> int:
     return 0
 
 
+# (method, reference): each method's one-window document vectors against sentence-transformers
+# float32's, and onnxruntime's int8 against its own float32 as well (what quantising alone costs).
+PARITY = (
+    ("docbeam:float32", "st:float32"),
+    ("docbeam:bfloat16", "st:float32"),
+    ("st:bfloat16", "st:float32"),
+    ("onnxruntime:float32", "st:float32"),
+    ("onnxruntime:int8", "st:float32"),
+    ("onnxruntime:int8", "onnxruntime:float32"),
+)
+
+
 def _parity(where: Path) -> dict:
-    """Minimum cosine of docbeam's one-window document vectors to sentence-transformers float32."""
+    """Minimum cosine of each method's one-window document vectors to its reference's."""
     import numpy as np
 
-    ref_file = where / "st:float32" / "vectors.npz"
-    if not ref_file.exists():
-        return {}
-    ref = np.load(ref_file)
-    by_id = dict(zip(ref["ids"].tolist(), ref["vecs"], strict=True))
     out = {}
-    for method in ("docbeam:float32", "docbeam:bfloat16", "st:bfloat16"):
-        f = where / method / "vectors.npz"
-        if f.exists():
-            got = np.load(f)
+    for method, reference in PARITY:
+        ref_file, f = where / reference / "vectors.npz", where / method / "vectors.npz"
+        if ref_file.exists() and f.exists():
+            ref, got = np.load(ref_file), np.load(f)
+            by_id = dict(zip(ref["ids"].tolist(), ref["vecs"], strict=True))
             cos = [float(v @ by_id[i]) for i, v in zip(got["ids"].tolist(), got["vecs"], strict=True) if i in by_id]
-            out[method] = {"docs": len(cos), "min_cosine": min(cos)}
+            out[f"{method} vs {reference}"] = {"docs": len(cos), "min_cosine": min(cos)}
     return out
 
 
@@ -306,7 +390,7 @@ def render(rep: dict) -> str:
 
     runs = rep["runs"]
     rates = {}
-    lines = [f"{'method':<18}{'tokens/s':>10}{'spread':>18}{'docs/s':>8}{'pad':>6}{'RSS':>8}"]
+    lines = [f"{'method':<22}{'tokens/s':>10}{'spread':>18}{'docs/s':>8}{'pad':>6}{'RSS':>8}"]
     for method, rs in runs.items():
         if method == "ceiling":
             continue
@@ -314,7 +398,7 @@ def render(rep: dict) -> str:
         rates[method] = _median(tps)
         pad = f"{rs[0]['padding']:.1%}" if "padding" in rs[0] else "-"
         lines.append(
-            f"{method:<18}{rates[method]:>10,.0f}{f'{min(tps):,.0f}-{max(tps):,.0f}':>18}"
+            f"{method:<22}{rates[method]:>10,.0f}{f'{min(tps):,.0f}-{max(tps):,.0f}':>18}"
             f"{_median([r['docs'] / r['wall_s'] for r in rs]):>8.1f}{pad:>6}"
             f"{max(r['peak_rss_mib'] for r in rs):>6,.0f}Mi"
         )
@@ -334,6 +418,9 @@ def render(rep: dict) -> str:
         ("docbeam:bfloat16", "st:bfloat16"),
         ("st:bfloat16", "st:float32"),
         ("docbeam:bfloat16", "docbeam:float32"),
+        ("onnxruntime:float32", "st:float32"),
+        ("docbeam:float32", "onnxruntime:float32"),
+        ("onnxruntime:int8", "onnxruntime:float32"),
         *((m, split_method(m)[0]) for m in runs if "[" in m),  # a setting against the default
     ):
         ratio(a, b)
@@ -356,7 +443,7 @@ def render(rep: dict) -> str:
                     f"{method} encoder stage / st: {_median(enc):.2f}x (per round {', '.join(f'{q:.2f}' for q in enc)})"
                 )
     for method, p in rep["parity"].items():
-        lines.append(f"parity {method} vs st:float32: min cosine {p['min_cosine']:.6f} over {p['docs']} documents")
+        lines.append(f"parity {method}: min cosine {p['min_cosine']:.6f} over {p['docs']} documents")
     if "ceiling" in runs:
         cfg = read_config(default_checkpoint_dir())
         for dtype, key in (("float32", "f32_gflops"), ("bfloat16", "bf16_gflops")):
