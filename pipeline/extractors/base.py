@@ -13,6 +13,7 @@ from tokenizers import Tokenizer
 
 from docbeam.model.tokenizer import SpecialTokens
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
+from docbeam.pipeline.extractors.values import readable
 
 SHARED_UID = "__shared__"
 
@@ -73,4 +74,13 @@ def candidate_text(v: SegmentVector) -> str:
 
 
 def row(doc_id: str, kind: str, value: str, score: float, start: int | None, end: int | None) -> dict:
-    return {"doc_id": doc_id, "kind": kind, "value": value, "score": float(score), "start_char": start, "end_char": end}
+    """One extractions/ row. Every value is made readable here, the one place (values.py):
+    whitespace collapsed, line-end hyphens joined; the span stays the text as found."""
+    return {
+        "doc_id": doc_id,
+        "kind": kind,
+        "value": readable(value),
+        "score": float(score),
+        "start_char": start,
+        "end_char": end,
+    }

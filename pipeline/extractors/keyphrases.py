@@ -1,11 +1,13 @@
 """Keyphrases: KeyBERT's method, done natively on docbeam's own encoder pass.
 
-A keyphrase is a span of the document: `text[start_char:end_char]` is its value, exactly.
-Candidates are KeyBERT's words (CountVectorizer's `\\w\\w+`, compared lower-cased) taken in
-runs: a run is words that follow each other on one line with nothing between them but spaces
-or one joining character inside a compound (`open-source`, `sys.argv`, `TCP/IP`, `IDLE’s
-Shell`). A stop word, a number (`00 EUR`, `März 2025`), any other punctuation, a line break
-or a sentence boundary ends a run;
+A keyphrase is a span of the document: its value is `text[start_char:end_char]` made readable
+(values.py: whitespace collapsed, a word hyphenated at a line end whole). Candidates are
+KeyBERT's words (CountVectorizer's `\\w\\w+`, compared lower-cased) taken in runs: a run is
+words that follow each other on one line with nothing between them but spaces or one joining
+character inside a compound (`open-source`, `sys.argv`, `TCP/IP`, `IDLE’s Shell`). A stop
+word, a number (`00 EUR`, `März 2025`), any other punctuation, a line break
+or a sentence boundary ends a run, except a line-end hyphen inside a word (`SIM‐` then
+`PLE_BACKUP_SUFFIX` on the next line is one word);
 n-grams are formed inside runs only. So "modifying the License" gives `modifying` and
 `License`, never `modifying License`; "default.\\nA Tk" gives no `default Tk`. Line breaks
 end runs because the text cannot say which ones only wrap a line and which end a heading or
@@ -44,7 +46,9 @@ from docbeam.pipeline.core.choices import KEYPHRASE_REFERENCES
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from docbeam.pipeline.extractors.base import Extractor, candidate_text, row
 from docbeam.pipeline.extractors.stopwords import fold, has_stop_words, stop_words
+from docbeam.pipeline.extractors.values import readable
 from docbeam.pipeline.ingest.chunking import encode_short
+from docbeam.pipeline.ingest.hyphens import BREAK
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 
 WORD = re.compile(r"(?u)\b\w\w+\b")  # CountVectorizer's default token_pattern (KeyBERT's)
@@ -60,7 +64,7 @@ UNSEGMENTED = frozenset({"ja", "zh", "th", "lo", "km", "my", "bo"})
 class Candidate:
     start: int  # span of the first occurrence
     end: int
-    value: str  # the document's text there: text[start:end]
+    value: str  # the document's text there, readable: values.readable(text[start:end])
     count: int
 
 
@@ -95,23 +99,47 @@ def skip_reason(language: str) -> str | None:
     return None
 
 
-def runs(text: str, start: int, end: int, stop: frozenset[str], language: str) -> Iterator[list[re.Match]]:
-    """The runs of non-stop words in text[start:end] (see the module's docstring)."""
-    run: list[re.Match] = []
-    for m in word_pattern(language).finditer(text, start, end):
+@dataclass(frozen=True, slots=True)
+class Word:
+    start: int
+    end: int
+    text: str  # as read: a word broken at a line end made whole (`SIM‐` `PLE_BACKUP_SUFFIX`)
+
+
+def runs(text: str, start: int, end: int, stop: frozenset[str], language: str) -> Iterator[list[Word]]:
+    """The runs of non-stop words in text[start:end] (see the module's docstring). A word
+    hyphenated at a line end is one word."""
+    run: list[Word] = []
+    for w in _words(text, start, end, language):
         # A number ends a run as a stop word does: `00 EUR` (from "101,00 EUR"), `49 341` (a phone
         # number) or `März 2025` are pieces of amounts, phones and dates, not what a text is about.
-        if fold(m.group(), language) in stop or not any(c.isalpha() for c in m.group()):
+        if fold(w.text, language) in stop or not any(c.isalpha() for c in w.text):
             if run:
                 yield run
             run = []
             continue
-        if run and not JOIN.fullmatch(text, run[-1].end(), m.start()):
+        if run and not JOIN.fullmatch(text, run[-1].end, w.start):
             yield run
             run = []
-        run.append(m)
+        run.append(w)
     if run:
         yield run
+
+
+def _words(text: str, start: int, end: int, language: str) -> Iterator[Word]:
+    """The words of text[start:end]; two pieces of one word broken by a line-end hyphen are one."""
+    held: Word | None = None
+    for m in word_pattern(language).finditer(text, start, end):
+        if held is not None and BREAK.fullmatch(text, held.end, m.start()):
+            whole = readable(text[held.start : m.end()])
+            if " " not in whole:  # joined (or kept its hyphen): one word
+                held = Word(held.start, m.end(), whole)
+                continue
+        if held is not None:
+            yield held
+        held = Word(m.start(), m.end(), m.group())
+    if held is not None:
+        yield held
 
 
 def candidates(text: str, ngrams: tuple[int, int] = (1, 2), language: str = DEFAULT_LANGUAGE) -> dict[str, Candidate]:
@@ -124,12 +152,12 @@ def candidates(text: str, ngrams: tuple[int, int] = (1, 2), language: str = DEFA
             for n in range(ngrams[0], ngrams[1] + 1):
                 for i in range(len(run) - n + 1):
                     gram = run[i : i + n]
-                    phrase = " ".join(fold(w.group(), language) for w in gram)
+                    phrase = " ".join(fold(w.text, language) for w in gram)
                     if phrase in found:
                         found[phrase].count += 1
                     else:
-                        a, b = gram[0].start(), gram[-1].end()
-                        found[phrase] = Candidate(a, b, text[a:b], 1)
+                        a, b = gram[0].start, gram[-1].end
+                        found[phrase] = Candidate(a, b, readable(text[a:b]), 1)
     return {p: found[p] for p in sorted(found)}
 
 
@@ -162,7 +190,7 @@ class Keyphrases(Extractor):
     row_kind = "keyphrase"
     data_packages = ("stopwordsiso",)
     # 3: with longer phrases in the range, only the `max_unigrams` rarest single words are candidates
-    version = 3
+    version = 4  # 4: values readable (whitespace collapsed), words broken at a line end whole
 
     def __init__(
         self,

@@ -9,27 +9,20 @@ from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from docbeam.pipeline.ingest.hyphens import join_hyphens, words_of
+
 MIN_PAGES = 4  # running headers and footers are looked for on PDFs of 4 pages or more only
 EDGE = 2  # non-blank lines at the top and at the bottom of a page where they may stand
 MAX_RUNNING = 100  # characters: a running header or footer is one short line
 
-# PDFium returns U+FFFE where a line ends in a hyphen it takes for a word break (and joins the
-# two lines). Each pattern starts at a word's start (the lookbehind), so a long run of letters
-# costs one pass, not one per letter.
-_MARKED = re.compile(r"(?<!\w)(\w*)\ufffe([ \t]*\n?[ \t]*)(\w*)")
-# U+00AD, a soft hyphen, is a break opportunity, never text: it goes, and the line break after it.
-_SOFT = re.compile(r"\u00ad(?:[ \t]*\n[ \t]*(?=\w))?")
-# A hard '-' ending a line, between letters, that PDFium left unmarked.
-_HARD = re.compile(r"(?<![^\W\d_])([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)")
-_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
-_WORD = re.compile(r"\w+")
 # What a leader leads to. Anchored by lookbehinds to a run's start, so a long run of digits is
 # tried once, not once per digit (unanchored, '....' + 40,000 digits + 'x' took 10 s).
 _PAGE_REF = re.compile(r"(?:(?<!\d)\d+|(?<![ivxlcdm])[ivxlcdm]+)\Z", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
 _PAGE_ONLY = re.compile(r"(?:page|p\.|of|#|[^\w#])*", re.IGNORECASE)  # "#", "- # -", "Page # of #"
 _ROMAN = re.compile(r"M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})", re.IGNORECASE)
-_EDGE_NUMBER = re.compile(r"\A\d+|\d+\Z")  # where a page number stands in a line
+# where a page number stands in a line: first or last, brackets aside (an RFC's `[Page 3]`)
+_EDGE_NUMBER = re.compile(r"\A[^\w\s]*(\d+)|(\d+)[^\w\s]*\Z")
 
 
 @dataclass(frozen=True)
@@ -77,72 +70,14 @@ def is_leader(line: str) -> bool:
     return dots.count(".") >= 4 or dots.count("…") >= 2
 
 
-def words_of(pages: list[str]) -> set[str]:
-    """The words and hyphenated compounds ('well-known') the document writes, lowercased, that
-    tell how a word broken at a line end is written whole: only those (a set of every word of
-    a 64 MiB text would cost more memory than the text)."""
-    wanted = set()
-    for page in pages:
-        for m in [*_marks(_MARKED, "\ufffe", page), *_marks(_HARD, "-\n", page)]:
-            left, right = m.group(1), m.groups()[-1]
-            wanted |= {(left + right).lower(), f"{left}-{right}".lower()}
-    found: set[str] = set()
-    for page in pages if wanted else ():
-        low = page.lower()  # findall and intersection run in C: a 70,000-character manual in ~5 ms
-        found |= wanted.intersection(_WORD.findall(low)) | wanted.intersection(_COMPOUND.findall(low))
-    return found
-
-
-def join_hyphens(text: str, seen: Collection[str] = frozenset()) -> str:
-    """Words broken across a line end made whole: `manip\ufffeulation` -> `manipulation`.
-    `seen`: words_of() the whole document.
-
-    U+00AD (a soft hyphen) is never text: it goes. U+FFFE is PDFium's mark of a line-end
-    hyphen, which may also be a compound's own hyphen. It goes where the document writes the
-    joined word elsewhere ('SE\ufffeQUENCE' where 'SEQUENCE' stands) or between lowercase
-    letters, unless the document writes the compound with its hyphen ('well-known'); else it
-    is a '-' ('Self-Employed', 'ISO-8859'). A hard '-' ending a line between letters, which
-    PDFium left unmarked, is mostly a compound's ('command-\nline', 'state-\nof-the-art'): it
-    joins without the hyphen only where the document writes the joined word elsewhere and the
-    right-hand word does not go on with '-'; else the hyphen stays and the line break goes.
-    Anything else there (an option '--help', a range '1-\n5') keeps its line break."""
-
-    def lower_break(left: str, right: str) -> bool:
-        return left[-1:].islower() and right[:1].islower() and f"{left}-{right}".lower() not in seen
-
-    def marked(m: re.Match) -> str:
-        left, gap, right = m.groups()
-        if not right:  # nothing follows to join (the page's end): the hyphen it was
-            return f"{left}-{gap}"
-        if (left + right).lower() in seen or lower_break(left, right):
-            return left + right
-        return f"{left}-{right}"
-
-    def hard(m: re.Match) -> str:
-        left, right = m.groups()
-        if (left + right).lower() in seen and not text.startswith("-", m.end()):
-            return left + right
-        return f"{left}-{right}"
-
-    # each pattern runs only on a text holding what it looks for (`in` costs next to nothing)
-    if "\u00ad" in text:
-        text = _SOFT.sub("", text)
-    if "\ufffe" in text:
-        text = _MARKED.sub(marked, text)
-    return _HARD.sub(hard, text) if "-\n" in text else text
-
-
-def _marks(pattern: re.Pattern, needle: str, text: str) -> list[re.Match]:
-    return list(pattern.finditer(text)) if needle in text else []
-
-
 def running_lines(pages: list[list[str]]) -> set[tuple[int, int]]:
     """(page index, line index) of the running headers and footers: short lines at a page's
     top or bottom that repeat with the same text on most pages (a title), or that read like a
     page number ('14', 'Page 3 of 9', '- 3 -', 'iv') on most pages, or that carry the page's
-    own number at their start or end, counting on from page to page on most pages ('Chapter 4:
-    Function reference 12' above a manual's pages). A page keeps its lines where they would
-    all go (its content, not its frame), and pages all alike are content (a duplicated page)."""
+    own number at their start or end (brackets aside: an RFC's '[Page 3]'), counting on from
+    page to page on most pages ('Chapter 4: Function reference 12' above a manual's pages). A
+    page keeps its lines where they would all go (its content, not its frame), and pages all
+    alike are content (a duplicated page)."""
     if len({" ".join(" ".join(page).split()) for page in pages}) == 1:
         return set()
     edges = [_edge_lines(page) for page in pages]
@@ -166,8 +101,8 @@ def running_lines(pages: list[list[str]]) -> set[tuple[int, int]]:
     for i, edge in enumerate(edges):
         for j, text, shape in edge:
             if "#" in shape and (len(on_pages[shape]) >= 2 or _PAGE_ONLY.fullmatch(shape)):
-                for n in _EDGE_NUMBER.findall(text):
-                    numbered[int(n) - i].add((i, j))
+                for first, last in _EDGE_NUMBER.findall(text):
+                    numbered[int(first or last) - i].add((i, j))
     if numbered:
         lines = max(numbered.values(), key=lambda at: len({i for i, _ in at}))
         if len({i for i, _ in lines}) >= most:

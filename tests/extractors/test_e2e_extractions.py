@@ -10,6 +10,7 @@ from docbeam.pipeline.core.flags import LABEL_MIN_SCORE, UsageError
 from docbeam.pipeline.extractors.keyphrases import WORD
 from docbeam.pipeline.extractors.prose import prose_sentences
 from docbeam.pipeline.extractors.stopwords import ENGLISH_STOP_WORDS
+from docbeam.pipeline.extractors.values import readable
 from docbeam.pipeline.ingest.sentences import sentences
 from tests.extractors.labelled import DATA, load_jsonl
 from tests.helpers import SAMPLES, run_job, table
@@ -56,7 +57,7 @@ def test_spans_point_at_the_right_characters(extracted):
         if r["kind"] == "label":
             assert r["start_char"] is None and r["end_char"] is None
         else:  # keyphrases too: the text at their first occurrence
-            assert text[r["start_char"] : r["end_char"]] == r["value"], r
+            assert readable(text[r["start_char"] : r["end_char"]]) == r["value"], r
 
 
 def test_labels_are_sensible(extracted):
@@ -127,7 +128,7 @@ def test_summaries_are_whole_prose_sentences(rows):
         spans = set(prose_sentences(docs[doc]))
         for r in rs:
             assert (r["start_char"], r["end_char"]) in spans, r
-            assert docs[doc][r["start_char"] : r["end_char"]] == r["value"]
+            assert readable(docs[doc][r["start_char"] : r["end_char"]]) == r["value"]
     docstring = " ".join(r["value"] for r in summaries["docstring-dumps"])
     assert ">>>" not in docstring and "Traceback" not in docstring and "TypeError:" not in docstring
     assert not any(r["value"].endswith("Dr.") for r in summaries["news-macron"])

@@ -8,6 +8,7 @@ import pytest
 
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core.records import Document
+from docbeam.pipeline.extractors.values import readable
 from docbeam.pipeline.ingest.chunking import Windowing
 from docbeam.pipeline.ingest.ner_windows import model_windows
 from tests.corpus import varied_texts
@@ -48,7 +49,7 @@ def test_entities_equal_the_transformers_pipeline_on_the_windows(run):
     rows = [r for r in table(out, "extractions").to_pylist() if r["kind"] in TYPES]
     got: dict[str, list] = {}
     for r in sorted(rows, key=lambda r: (r["doc_id"], r["start_char"])):
-        assert r["value"] == kept[r["doc_id"]][r["start_char"] : r["end_char"]]
+        assert r["value"] == readable(kept[r["doc_id"]][r["start_char"] : r["end_char"]])
         got.setdefault(r["doc_id"], []).append(r)
     tok, special = load_tokenizer(model)
     docs = [Document(uid=doc_id, doc_id=doc_id, source="docs.jsonl", row=0, text=t) for doc_id, t in kept.items()]
