@@ -16,7 +16,7 @@ class Entities(Extractor):
     name = "entities"
     row_kind = "entity"
     data_packages = ("babel",)
-    version = 2  # URLs across line breaks, no dates over line ends, per-language dates and money
+    version = 3  # 3: no day from a version number, no closing bracket ending a URL, values readable
 
     def text_rows(self, doc: Document) -> list[dict]:
         found = find_entities(doc.text, doc.language or DEFAULT_LANGUAGE)  # dates and money in its language

@@ -77,7 +77,7 @@ def _skeleton_regex(pattern: str, i: int, month_names: str, language: str) -> st
     tokens = [m.group() for m in FIELD.finditer(pattern)]
     for k, tok in enumerate(tokens):
         if tok[0] == "d":
-            out.append(rf"(?P<d{i}>\d{{1,2}})(?!\d)")
+            out.append(rf"(?<!\d[.,])(?P<d{i}>\d{{1,2}})(?!\d)")
         elif tok[0] in "ML" and len(tok) <= 2:
             out.append(rf"(?P<m{i}>\d{{1,2}})(?!\d)")
         elif tok[0] in "ML":

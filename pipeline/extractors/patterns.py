@@ -17,6 +17,7 @@ Pure: no Beam, no model.
 
 import calendar
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 
 from docbeam.pipeline.extractors import locale_patterns
@@ -46,14 +47,28 @@ CONTINUATION = re.compile(rf"\r?\n[^\S\r\n]*(?!https?://|ftp://|www\.)({URL_CHAR
 
 
 def _url_end(text: str, s: int, e: int) -> int:
-    """`e` less the trailing punctuation that ends a sentence or closes a bracket around the URL."""
+    """`e` less the trailing punctuation that ends a sentence or closes a bracket around the URL:
+    any closing bracket (`)`, `⟩`, `〉`, ...: Unicode's closing punctuation) that the URL does not
+    open itself (`.../Mercury_(planet)` keeps its own)."""
     while e > s:
         last = text[e - 1]
-        if last in TRAILING or (last == ")" and text.count("(", s, e) < text.count(")", s, e)):
+        if last in TRAILING or (_closing(last) and _opened(text, s, e) < _closed(text, s, e)):
             e -= 1
         else:
             break
     return e
+
+
+def _closing(c: str) -> bool:
+    return unicodedata.category(c) == "Pe"
+
+
+def _opened(text: str, s: int, e: int) -> int:
+    return sum(unicodedata.category(c) == "Ps" for c in text[s:e] if not c.isalnum())
+
+
+def _closed(text: str, s: int, e: int) -> int:
+    return sum(_closing(c) for c in text[s:e] if not c.isalnum())
 
 
 def _urls(text: str, language: str) -> Iterator[Found]:
@@ -112,7 +127,9 @@ MONTH = (
 )
 MONTH_ABBR = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 SP = locale_patterns.SP  # spaces inside one entity: no line break, no tab (see there)
-DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
+# A day is never the end of a version or decimal number (`GNU coreutils 9.1  September 2022`
+# is version 9.1, then the month): no digit and point or comma right before it.
+DAY = r"(?<!\d[.,])(?:[12]\d|3[01]|0?[1-9])(?!\d)(?:st|nd|rd|th)?"
 DAYS = rf"{DAY}(?:{SP}?[-–]{SP}?{DAY})?"  # 9-11 October
 YEAR = r"(?:1\d|2[01])\d{2}(?!\d)"
 TIME = r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"

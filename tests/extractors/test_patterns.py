@@ -1,9 +1,13 @@
 """Entity patterns against the hand-labelled sets: precision per type, and the numbers that
 naive phone patterns took for phones (issue: 500 `entity:phone` rows, nearly all year ranges)."""
 
+import re
+import unicodedata
+
 import pytest
 
 from docbeam.pipeline.extractors.patterns import TYPES, find_entities
+from tests import machine_files
 from tests.extractors.labelled import DATA, ENTITY_SETS, entity_examples, parse_marked, score_entities
 
 
@@ -304,3 +308,46 @@ def test_a_tab_separates_columns_not_the_parts_of_a_date():
         "14.\u00a0März 2024",
         "15\u00a0€",
     ]
+
+
+# --- issue 36: a version number is never a day; a URL never ends in a bracket it does not open
+def test_a_version_number_is_never_a_day():
+    footer = "GNU coreutils 9.1  September 2022   CP(1)"
+    assert _of("date", footer) == [("September 2022", footer.index("September"), footer.index(" CP") - 2)]
+    assert [v for v, _, _ in _of("date", "Released in version 2.14 May 2021 and again on 3 May 2021.")] == [
+        "May 2021",
+        "3 May 2021",
+    ]
+    # a day after a comma and a space is a day: `Version 2.3, 4 May 2021`
+    assert [v for v, _, _ in _of("date", "Version 2.3, 4 May 2021")] == ["4 May 2021"]
+    german = [
+        v for k, v, _, _ in find_entities("Version 9.1. März 2024 erschien am 14. März 2024.", "de") if k == "date"
+    ]
+    assert german == ["März 2024", "14. März 2024"]
+
+
+def test_a_url_does_not_end_in_a_closing_bracket_it_does_not_open():
+    text = (
+        "bug tracker ⟨https://debbugs.gnu.org/cgi/pkgreport.cgi?package=grep⟩ and "
+        "〈https://example.org/a〉 (see https://en.wikipedia.org/wiki/Mercury_(planet)) "
+        "or (https://example.org/b)."
+    )
+    assert [v for v, _, _ in _of("url", text)] == [
+        "https://debbugs.gnu.org/cgi/pkgreport.cgi?package=grep",
+        "https://example.org/a",
+        "https://en.wikipedia.org/wiki/Mercury_(planet)",
+        "https://example.org/b",
+    ]
+
+
+def test_real_man_pages_give_no_day_from_a_version_and_no_url_ending_in_a_bracket():
+    pages = machine_files.man_pages(10) + [("date.1.w80.txt", (MAN / "date.1.w80.txt").read_text())]
+    # as `col -b` prints them (tabs), and with spaces where the tabs were (`col -bx`)
+    for page, text in [(p, t) for p, raw in pages for t in (raw, raw.expandtabs())]:
+        for kind, value, s, _ in find_entities(text):
+            if kind == "date":
+                assert not re.search(r"\d[.,]\Z", text[max(0, s - 2) : s]), (page, value)
+            if kind == "url":
+                opened = sum(unicodedata.category(c) == "Ps" for c in value)
+                closed = sum(unicodedata.category(c) == "Pe" for c in value)
+                assert unicodedata.category(value[-1]) != "Pe" or closed <= opened, (page, value)
