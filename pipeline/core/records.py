@@ -18,9 +18,12 @@ class Provenance:
     sections: tuple[tuple[int, str], ...] = ()  # (character offset, heading), in document order
     url: str | None = None  # WARC: the record's target URI
     crawl_date: str | None = None  # WARC: WARC-Date, ISO 8601 UTC
-    # PDF: layout lines left out of the text (summed into the manifest's counts)
-    running_lines: int = 0  # running headers, footers, page numbers
-    leader_lines: int = 0  # contents and index lines with dot leaders
+    # Layout lines left out of the text (summed into the manifest's counts)
+    running_lines: int = 0  # running headers, footers, page numbers (PDF; man pages, paged text)
+    leader_lines: int = 0  # contents and index lines with dot leaders (PDF)
+    markup_lines: int = 0  # Markdown: front matter and HTML comment lines
+    # (start, end) character ranges that are code, not prose (Markdown's code blocks), in order
+    code: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -6,8 +6,11 @@ which is right for hard-wrapped prose and wrong for code). So lines are classifi
 the segmenter (pipeline/ingest/sentences.py) runs on each run of prose lines.
 
 Not prose: console prompts and what follows them up to a blank line (`>>> `, `$ `, `In [1]:`,
-`C:\\>`, doctest output), tracebacks, fenced code blocks, markdown headings, and lines with
-no letters at all (rules, numbers, `'[1, 2]'`); headings, known (the format's sections) or by
+`C:\\>`, doctest output), tracebacks, fenced code blocks (and the code a format marks: Markdown's),
+markdown headings, lines with no letters at all (rules, numbers, `'[1, 2]'`), navigation lines
+(`Next: ..., Previous: ...`), usage and synopsis lines (`cp [OPTION]... SOURCE DEST`), C-family
+source lines (`#include <node.h>`, `// note`, `}`) and C declarations (`ffi_status ffi_prep_cif
+(ffi_cif *cif, ...`); headings, known (the format's sections) or by
 their shape (heading_lines), which would otherwise start the sentence after them; then any
 "sentence" at least half of whose tokens are code (`json.dumps(obj) -> str`).
 Pure: no Beam here.
@@ -35,6 +38,33 @@ NUMBERED = re.compile(r"[ \t]*(?:\d+(?:\.\d+)*\.|\d+(?:\.\d+)+)[ \t]+[^\W\d_]")
 BULLET = re.compile(r"[-*+•‣◦][ \t]+")  # `- item`, as markdown and trafilatura write list items
 # A token of code: brackets, comparison/assignment, or an operator standing alone.
 CODE_TOKEN = re.compile(r"[(){}\[\]<>=;|\\]|^(?:->|=>|\+=|-=|\*\*|//|&&|\|\||::)$")
+# Navigation printed as text (an Info page's `File: ...,  Node: ...,  Next: ...,  Up: ...`,
+# texinfo HTML's `Next: ..., Previous: ..., Up: ...`): a line that starts with such a link.
+NAVIGATION = re.compile(r"[ \t]*(?:(?:File|Node):[^\n]*,[ \t]*)?(?:Next|Prev(?:ious)?|Up)[ \t]*:[ \t]*\S")
+# A command line's usage as programs print it (`Usage: zstd [args]`, `usage: git [--version]`)
+USAGE = re.compile(r"[ \t]*usage[ \t]*:", re.IGNORECASE)
+# Tokens of a synopsis: an option (`-T`, `--suffix=SUFFIX`), an optional part in brackets
+# (`[OPTION]...`, `[-T]`, `[FILE]`), a placeholder in capitals (`SOURCE`, `DEST`, `FILE...`),
+# an ellipsis, or a choice bar.
+OPTION = re.compile(r"-{1,2}[A-Za-z0-9?][\w=.,:-]*[,;]?")
+OPTIONAL = re.compile(r"\[[^\]\s]*\]?(?:\.\.\.)?[,;]?|[^\[\s]*\](?:\.\.\.)?[,;]?")
+PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]{2,}(?:\.\.\.)?[,;]?|\.\.\.|\|")
+# A line of C-family source that no prose line looks like: a preprocessor directive, a line
+# comment, a line opening a block (`int main(void) {`) or closing one (`}`, `});`).
+SOURCE_LINE = re.compile(
+    r"[ \t]*(?:#[ \t]*(?:include|define|undef|ifn?def|if|elif|else|endif|pragma)\b|//|[})\]]+[ \t;,]*$)|.*\{[ \t]*$"
+)
+# A C declaration: a name, `(`, then a parameter written `type name` with a pointer star or an
+# identifier with an underscore (`ffi_prep_cif (ffi_cif *cif,`, `asn1_get_octet_der (const
+# unsigned char * der,`, `Hook(v8::Isolate* isolate,`), or a parenthesised list ending the line
+# with `);`; or a line of its parameters (`void* arg);`, `void (*fun)(void* arg),`).
+C_DECLARATION = re.compile(
+    r"[A-Za-z_]\w*[ \t]*\([ \t]*(?:(?:const|unsigned|signed|struct|enum|volatile)[ \t]+)*"
+    r"(?:[A-Za-z_][\w:]*[ \t]*\*+[ \t]*\w+|[A-Za-z_]\w*_\w*[ \t]+\**\w+|void[ \t]*\))"
+    r"|\)[ \t]*;[ \t]*$"
+    # a parameter continued on a line of its own (`void* arg);`), a function pointer (`(*fun)(`)
+    r"|^[ \t]*(?:const[ \t]+)?[A-Za-z_][\w:]*[ \t]*\*+[ \t]*\w+[ \t]*[,)]|\(\*\w+\)[ \t]*\("
+)
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -69,13 +99,39 @@ def code_lines(text: str) -> list[tuple[int, int]]:
             pass
         else:
             console, traceback = False, None
-            code = not blank and (HEADING.match(line) is not None or LETTER.search(line) is None)
+            code = not blank and (
+                HEADING.match(line) is not None or LETTER.search(line) is None or not_prose_line(line)
+            )
         if code:
             if out and out[-1][1] == at:
                 out[-1] = (out[-1][0], at + len(line))
             else:
                 out.append((at, at + len(line)))
     return out
+
+
+def not_prose_line(line: str) -> bool:
+    """A line that is navigation, a usage or synopsis line, C-family source or a C declaration
+    (see above)."""
+    return (
+        NAVIGATION.match(line) is not None
+        or SOURCE_LINE.match(line) is not None
+        or USAGE.match(line) is not None
+        or synopsis(line)
+        or C_DECLARATION.search(line) is not None
+    )
+
+
+def synopsis(line: str) -> bool:
+    """A command's synopsis (`cp [OPTION]... [-T] SOURCE DEST`): after its first word (the
+    command), an optional part or option among its tokens and at least half of them options,
+    optional parts, placeholders or ellipses. Prose citing `[MIME]` or `-x` has few of them."""
+    tokens = line.split()[1:]
+    if len(tokens) < 2:
+        return False
+    optional = sum(OPTION.fullmatch(t) is not None or OPTIONAL.fullmatch(t) is not None for t in tokens)
+    shaped = sum(PLACEHOLDER.fullmatch(t) is not None for t in tokens)
+    return optional >= 1 and (optional + shaped) * 2 >= len(tokens)
 
 
 def heading_lines(text: str, headings: Sequence[tuple[int, str]] = ()) -> list[tuple[int, int]]:
@@ -117,12 +173,17 @@ def _heading_shaped(line: str, nxt: str) -> bool:
 
 
 def prose_sentences(
-    text: str, language: str = DEFAULT_LANGUAGE, headings: Sequence[tuple[int, str]] = ()
+    text: str,
+    language: str = DEFAULT_LANGUAGE,
+    headings: Sequence[tuple[int, str]] = (),
+    code: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[int, int]]:
-    """(start, end) spans of the sentences outside code and heading lines, in order."""
+    """(start, end) spans of the sentences outside code and heading lines, in order. `code`:
+    ranges the format marked as code (Markdown's code blocks), left out as code lines are."""
     spans: list[tuple[int, int]] = []
     at = 0
-    for start, end in [*_merge(code_lines(text), heading_lines(text, headings)), (len(text), len(text))]:
+    skip = _merge(_merge(code_lines(text), heading_lines(text, headings)), list(code))
+    for start, end in [*skip, (len(text), len(text))]:
         if start > at:
             spans += [(at + s.start, at + s.end) for s in sentences(text[at:start], language)]
         at = end

@@ -67,7 +67,8 @@ def summary_spans(doc: Document, language: str) -> list[tuple[int, int]]:
     sentences (headings, the document's sections among them, are boundaries, not text) that
     read as sentences."""
     headings = doc.provenance.sections if doc.provenance else ()
-    spans = prose_sentences(doc.text, language, headings)
+    code = doc.provenance.code if doc.provenance else ()  # Markdown's code blocks
+    spans = prose_sentences(doc.text, language, headings, code)
     return [(s, e) for s, e in spans if reads_as_sentence(doc.text[s:e])] or [
         (s, e) for s, e in spans if reads_as_sentence(doc.text[s:e], lower_case=True)
     ]
@@ -76,7 +77,9 @@ def summary_spans(doc: Document, language: str) -> list[tuple[int, int]]:
 class Summary(Extractor):
     name = "summary"
     row_kind = "summary"
-    version = 2  # prose only: no headings, contents or format lines; the document's language
+    # 2: prose only: no headings, contents or format lines; the document's language
+    # 3: no navigation, usage, synopsis or C declaration lines, nor Markdown code blocks
+    version = 3
 
     def __init__(self, top_k: int = 3, max_sentences: int = 512):
         self.top_k, self.max_sentences = top_k, max_sentences

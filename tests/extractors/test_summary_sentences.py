@@ -1,12 +1,17 @@
 """A summary sentence is a sentence of prose: never a heading glued to the sentence after it, a
 table of contents line or a format specification (pipeline/extractors/summary.py, prose.py)."""
 
+import io
 from pathlib import Path
+
+import pytest
 
 from docbeam.model.checkpoint import default_checkpoint_dir
 from docbeam.model.tokenizer import load_tokenizer
 from docbeam.pipeline.core.records import Document, Provenance
 from docbeam.pipeline.extractors.summary import Summary, reads_as_sentence, summary_spans
+from docbeam.pipeline.ingest.parse import ParseConfig, parse_file
+from docbeam.pipeline.ingest.sandbox import Sandbox
 
 # `man date | col -b` of GNU coreutils 9.1 (Debian 12), as a user ran it: the man page is the
 # coreutils documentation (GPLv3+), stored as the command printed it
@@ -121,3 +126,85 @@ def test_japanese_sentences_are_summary_candidates():
         "東京は日本の首都であり、世界でも有数の大都市です。",
         "毎年多くの観光客が訪れ、古い寺院と新しい建物が並んでいます。",
     ]  # "はい。" (yes.) is too short to summarise anything
+
+
+# --- issue 36: navigation, synopsis and usage lines, code ------------------------------------
+@pytest.fixture(scope="module")
+def parse_file_text():
+    """parse_file_text(name, text) -> the Document docbeam reads from a file so named (or None)."""
+    with Sandbox(timeout_s=60) as box:
+
+        def parse(name: str, text: str) -> Document | None:
+            data = text.encode()
+            recs = list(parse_file(name, lambda: io.BytesIO(data), ParseConfig(), sandbox=box))
+            return recs[0] if recs and isinstance(recs[0], Document) else None
+
+        yield parse
+
+
+def test_navigation_lines_are_not_sentences():
+    text = (
+        "Next: Thread Safety, Previous: Memory Usage, Up: Using libffi   [Contents][Index]\n\n"
+        "File: coreutils.info,  Node: cp invocation,  Next: dd invocation,  Up: Basic operations\n\n"
+        "The library frees every closure it allocated when the program ends.\n"
+    )
+    assert spans(text) == ["The library frees every closure it allocated when the program ends."]
+
+
+def test_synopsis_and_usage_lines_are_not_sentences():
+    text = (
+        "SYNOPSIS\n       cp [OPTION]... [-T] SOURCE DEST\n       cp [OPTION]... SOURCE... DIRECTORY\n\n"
+        "DESCRIPTION\n       Copy SOURCE to DEST, or multiple SOURCE(s) to DIRECTORY.\n\n"
+        "Usage: asn1Coding [OPTION] DEFINITIONS ASSIGNMENTS\n"
+        "Generates a DER encoding of ASN.1 DEFINITIONS file and ASSIGNMENTS file with value assignments.\n"
+    )
+    assert spans(text) == [
+        "Copy SOURCE to DEST, or multiple SOURCE(s) to DIRECTORY.",
+        "Generates a DER encoding of ASN.1 DEFINITIONS file and ASSIGNMENTS file with value assignments.",
+    ]
+
+
+def test_c_declarations_and_source_lines_are_not_sentences():
+    text = (
+        "Since: 2.0\nasn1 get octet der\n"
+        "int asn1_get_octet_der (const unsigned char * der, int der_len, [Function]\n"
+        "int * ret_len, unsigned char * str, int str_size, int * str_len)\n\n"
+        "ffi_status ffi_prep_cif (ffi_cif *cif, ffi_abi abi, unsigned int nargs,\n"
+        "ffi_type *rtype, ffi_type **atypes);\n\n"
+        "The following addon.cc uses the cleanup hook:\n// addon.cc\n#include <node.h>\n"
+        "static void cleanup(void* arg) {\n  free(arg);\n}\n\n"
+        "This function decodes the octet string and returns its length.\n"
+    )
+    assert spans(text) == ["This function decodes the octet string and returns its length."]
+
+
+def test_prose_that_cites_options_and_brackets_stays():
+    text = (
+        "Many programs and desktops use the MIME system[MIME] to represent the types of files.\n"
+        "The backup suffix is '~', unless set with --suffix or SIMPLE_BACKUP_SUFFIX.\n"
+        "Use the -x option (for example, -x 3) when the function foo() is slow.\n"
+    )
+    assert len(spans(text)) == 3
+
+
+def test_summary_candidates_of_real_man_pages_manuals_and_markdown_are_prose(parse_file_text):
+    from tests import machine_files
+    from tests.benchmarks.extraction_defects import C_SIGNATURE, CODE, INLINE_CODE, NAVIGATION, SYNOPSIS
+
+    docs = [(p, parse_file_text(p + ".txt", t)) for p, t in machine_files.man_pages(8)]
+    docs += [(p, parse_file_text(p, t)) for p, t in machine_files.html_manuals(6)]
+    docs += [(p, parse_file_text(p.removesuffix(".gz"), t)) for p, t in machine_files.markdown_files(8)]
+    checked = 0
+    for path, doc in docs:
+        if doc is None:
+            continue
+        for s, e in summary_spans(doc, "en"):
+            sentence = doc.text[s:e]
+            checked += 1
+            assert not NAVIGATION.search(sentence), (path, sentence)
+            assert not SYNOPSIS.search(sentence), (path, sentence)
+            assert not C_SIGNATURE.search(sentence) and not CODE.search(INLINE_CODE.sub("code", sentence)), (
+                path,
+                sentence,
+            )
+    assert checked
