@@ -136,13 +136,13 @@ class ParseFile(HostPooled):
                     yield rec
 
     def _count_left_out(self, group: list) -> None:
-        """Skipped records per reason, and PDF layout left out of the text: one update per
+        """Skipped records per reason, and layout lines left out of the text: one update per
         group, not per record (the meter is not free)."""
         skipped = Counter(r.reason for r in group if isinstance(r, Skipped))
         self.meter.add(skipped=sum(skipped.values()))
         for reason, n in skipped.items():
             self.meter.count(f"skipped_{reason}", n)
-        for kind in ("running_lines", "leader_lines"):
+        for kind in ("running_lines", "leader_lines", "markup_lines"):
             if n := sum(getattr(r.provenance, kind) for r in group if isinstance(r, Document) and r.provenance):
                 self.meter.count(f"dropped_{kind}", n)
 

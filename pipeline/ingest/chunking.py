@@ -39,7 +39,8 @@ from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE, sentences
 BLOCK_CHARS = 100_000
 # Bumped whenever the same text and settings can give other chunks: part of every document's
 # fingerprint, so `--reuse` never copies chunks cut by an older rule.
-CHUNKING_VERSION = 4  # 3: a list item starts a sentence block (sentences.py); 4: a hard block cut is inside a word
+CHUNKING_VERSION = 5  # 3: a list item starts a sentence block (sentences.py); 4: a hard block cut is inside a word
+# 5: Markdown read as its own format: the same text gets sections (headings) its chunks lacked
 
 # Boundary after a token, weakest to strongest.
 INSIDE, WORD, SPACE, SENTENCE, PARAGRAPH = 0, 1, 2, 3, 4

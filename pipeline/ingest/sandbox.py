@@ -46,6 +46,7 @@ PRELOAD = (
     "docbeam.pipeline.ingest.adapters.docx_text",
     "docbeam.pipeline.ingest.adapters.html_main",
     "docbeam.pipeline.ingest.adapters.html_visible",
+    "docbeam.pipeline.ingest.adapters.markdown_blocks",
     "pypdfium2",
     "pypdfium2.raw",
     "docx",
@@ -55,6 +56,8 @@ PRELOAD = (
     "trafilatura",
     "trafilatura.settings",
     "trafilatura.utils",
+    "markdown_it",
+    "yaml",
 )
 START_TIMEOUT_S = 120.0  # imports on a loaded worker; a child that cannot start is a crash
 

@@ -26,7 +26,22 @@ GOOD = {
     "otters.html": lambda: files.news_page(paragraphs=3).encode(),
     "crawl.warc.gz": files.crawl_warc,
     "faq.csv": files.faq_csv,
+    "guide.md": lambda: MARKDOWN.encode(),
+    "tool.1.txt": lambda: MAN_PAGE.encode(),
 }
+# Markdown with front matter, a licence comment and headings; a man page as `man | col -b` prints it
+MARKDOWN = (
+    "---\ntitle: Otter guide\nversion: 3\n---\n<!-- SPDX-License-Identifier: MIT -->\n# Otter guide\n\n"
+    + "Otters live along rivers and eat fish. " * 30
+    + "\n\n## Counting\n\n"
+    + "Volunteers count otters from the bank every spring. " * 30
+    + "\n\n```sh\notters count --river Tay\n```\n"
+)
+MAN_PAGE = (
+    "TOOL(1)\t\t\t User Commands\t\t\t TOOL(1)\n\nNAME\n       tool - count otters\n\nDESCRIPTION\n"
+    + "       The tool counts otters along a river and writes a report.\n" * 20
+    + "\nacme tools 2.4\t\tMarch 2024\t\t\t TOOL(1)\n"
+)
 BAD = {
     "locked.pdf": (files.encrypted_pdf, "pdf_encrypted"),
     "cut.pdf": (files.truncated_pdf, "pdf_corrupt"),
@@ -71,7 +86,7 @@ def test_every_document_is_written_or_one_error_line_and_warc_records_are_counte
     assert all(found[name] in (code if isinstance(code, tuple) else (code,)) for name, (_, code) in BAD.items()), found
     assert all(e["message"].startswith(e["source"]) and e["stage"] == "parse" for e in errors)
     counts = res.manifest["counts"]
-    assert res.manifest["accounting"]["holds"] and counts["read"] == len(docs) + len(errors) == 13 + 6
+    assert res.manifest["accounting"]["holds"] and counts["read"] == len(docs) + len(errors) == 15 + 6
     assert counts["skipped"] == 7 and counts["skipped_by_reason"] == {"not_response": 5, "not_html": 1, "not_200": 1}
     formats = {key.split("|")[0]: d["format"] for key, d in docs.items()}
     assert formats == {
@@ -85,6 +100,8 @@ def test_every_document_is_written_or_one_error_line_and_warc_records_are_counte
         "otters.html": "html",
         "crawl.warc.gz": "html",
         "faq.csv": "csv",
+        "guide.md": "markdown",
+        "tool.1.txt": "text",
     }
 
 
@@ -114,8 +131,20 @@ def test_pdf_layout_lines_leave_chunks_on_their_pages_and_are_counted(run):
         assert " ".join(words[-6:]) in pages[c["page_end"] - 1], c
     assert not [line for line in known.layout if line in survey["text"]]
     dropped = run[0].manifest["counts"]["pdf_layout_lines_dropped"]
-    # the book's 5 and survey's 7 pages: no line of the book is layout
-    assert dropped == {"running": 2 * len(known.pages), "leader": len(files.REPORT_TOPICS)}
+    # the book's 5 and survey's 7 pages: no line of the book is layout; the man page's 2 frame lines
+    assert dropped == {"running": 2 * len(known.pages) + 2, "leader": len(files.REPORT_TOPICS)}
+    # the Markdown's front matter (4 lines) and comment (1 line) too
+    assert run[0].manifest["counts"]["layout_lines_dropped"] == {**dropped, "markup": 5}
+
+
+def test_markdown_gives_metadata_and_sections_and_a_man_page_loses_its_frame(run):
+    guide = doc(run, "guide.md")
+    assert guide["format"] == "markdown" and json.loads(guide["metadata"]) == {"title": "Otter guide", "version": 3}
+    assert guide["text"].startswith("# Otter guide\n") and "SPDX" not in guide["text"]
+    sections = [c["section"] for c in chunks_of(run, guide)]
+    assert sections[0] == "Otter guide" and sections[-1] == "Counting"
+    page = doc(run, "tool.1.txt")
+    assert page["text"].startswith("NAME\n") and "TOOL(1)" not in page["text"]
 
 
 def test_word_chunks_carry_their_heading(run):

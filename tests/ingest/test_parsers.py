@@ -29,7 +29,7 @@ def test_formats_by_extension():
     assert format_of("a/b.JSONL") == "jsonl"
     assert format_of("gs://b/x.jsonl.gz") == "jsonl"
     assert format_of("x.parquet") == "parquet"
-    assert format_of("x.md") == format_of("x.txt") == "text"
+    assert format_of("x.txt") == "text" and format_of("x.md") == format_of("x.markdown") == "markdown"
     assert format_of("x.htm") == format_of("x.html") == "html"
     assert format_of("x.pdf") == "pdf" and format_of("x.warc.gz") == "warc" and format_of("x.tsv") == "csv"
     assert format_of("x.xyz") is None

@@ -10,7 +10,7 @@ from typing import BinaryIO, Protocol
 
 from docbeam.pipeline.core.records import Skipped
 from docbeam.pipeline.ingest.fields import Record
-from docbeam.pipeline.ingest.formats import csv, docx, html, jsonl, parquet, pdf, text, warc
+from docbeam.pipeline.ingest.formats import csv, docx, html, jsonl, markdown, parquet, pdf, text, warc
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.sandbox import Sandbox
 
@@ -33,6 +33,7 @@ PARSERS: dict[str, FormatParser] = {
     "parquet": parquet.parse,
     "csv": csv.parse,
     "text": text.parse,
+    "markdown": markdown.parse,
     "html": html.parse,
     "pdf": pdf.parse,
     "docx": docx.parse,

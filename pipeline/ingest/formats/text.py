@@ -1,4 +1,6 @@
-"""Plain text and Markdown (.txt, .md): the whole file is one document, its path the id."""
+"""Plain text (.txt, or text with another name): the whole file is one document, its path the
+id. Layout lines leave its text as a PDF's do (text_layout.py: a man page's header and footer,
+the running headers of text paged with form feeds), counted in the provenance."""
 
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -8,10 +10,14 @@ from docbeam.pipeline.ingest.fields import Record, document
 from docbeam.pipeline.ingest.parse_config import ParseConfig
 from docbeam.pipeline.ingest.reading import decode, read_capped
 from docbeam.pipeline.ingest.sandbox import Sandbox
+from docbeam.pipeline.ingest.text_layout import clean_text
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
     data = read_capped(path, f, cfg.max_doc_bytes)
     text = data if not isinstance(data, bytes) else decode(path, data, 0, path)
-    fmt = "markdown" if path.lower().endswith(".md") else "text"
-    yield text if not isinstance(text, str) else document(path, 0, path, text, Provenance(format=fmt))
+    if not isinstance(text, str):
+        yield text
+        return
+    clean = clean_text(text)
+    yield document(path, 0, path, clean.text, Provenance(format="text", running_lines=clean.running))

@@ -133,7 +133,10 @@ def build(
             "skipped_by_reason": {
                 k[len("skipped_") :]: v for k, v in sorted(parse.items()) if k.startswith("skipped_")
             },
-            # PDF lines left out of the text as layout: running headers/footers, dot leaders
+            # lines left out of the text as layout: running headers/footers (PDF, man pages, paged
+            # text), dot leaders (PDF), markup (Markdown front matter and HTML comments)
+            "layout_lines_dropped": {k: parse.get(f"dropped_{k}_lines", 0) for k in ("running", "leader", "markup")},
+            # the same running and leader counts under their first name, for readers of older runs
             "pdf_layout_lines_dropped": {k: parse.get(f"dropped_{k}_lines", 0) for k in ("running", "leader")},
             # documents an extractor writes nothing for by design, by reason (keyphrases of Japanese)
             "extractions_skipped": stages.extraction_skips(stage_totals),
