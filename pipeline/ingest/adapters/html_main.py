@@ -17,6 +17,12 @@ from docbeam.pipeline.ingest.headings import LEAD_CHARS, is_permalink, place_hea
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # it logs every page it finds no text in
 
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+# HTML's link types that point along a document's reading order or up its tree (`rel="next"`):
+# a block made of such links is the page's navigation (texinfo's `Next: ..., Previous: ...`).
+NAV_RELS = frozenset({"next", "prev", "previous", "up", "start", "first", "last", "contents", "index"})
+BLOCKS = {"p", "div", "td", "tr", "table", "li", "ul", "ol", "header", "footer", "section", "span"}
+MAX_NAV_SHARE = 0.5  # a navigation block never holds half of the page's text: that is content
+MIN_LINK_SHARE = 0.5  # of a block's letters and digits, those in its links: navigation is mostly links
 HIDDEN = {"script", "style", "noscript", "template", "title", "svg", "iframe", "object", "head"}
 
 
@@ -31,6 +37,7 @@ def extract(markup: str) -> tuple[str, str, list[tuple[int, str]]]:
         return "", "", []
     title = " ".join((tree.findtext(".//title") or "").split())
     drop_permalinks(tree)
+    drop_navigation(tree)
     events = page_events(tree)  # before trafilatura, which rewrites the tree
     # fast: without trafilatura's fallback extractors (readability, jusText): more pages per CPU
     # second at the same F1 on the article-extraction benchmark (tests/benchmarks/parsers.py)
@@ -46,16 +53,47 @@ def extract(markup: str) -> tuple[str, str, list[tuple[int, str]]]:
 
 def drop_permalinks(tree) -> None:
     for a in list(tree.iter("a")):
-        if is_permalink(a.get("class"), a.get("href"), "".join(a.itertext())):
-            tail, parent, previous = a.tail, a.getparent(), a.getprevious()
-            if parent is None:
-                continue
-            if tail:  # the text after the link stays
-                if previous is not None:
-                    previous.tail = (previous.tail or "") + tail
-                else:
-                    parent.text = (parent.text or "") + tail
-            parent.remove(a)
+        if is_permalink(a.get("class"), a.get("href"), "".join(a.itertext())) and a.getparent() is not None:
+            _remove_keeping_tail(a)
+
+
+def drop_navigation(tree) -> None:
+    """Navigation out of the page before extraction (trafilatura keeps some: a Sphinx sidebar's
+    "Table of Contents", texinfo's Next/Previous lines): what HTML marks as navigation, a `<nav>`
+    element or an ARIA `role="navigation"` landmark, and the block around links of a reading-
+    order type (NAV_RELS) that is mostly links. Never what holds half of the page's text."""
+    total = _letters(tree)
+    found = [el for el in tree.iter("nav") if el.getparent() is not None]
+    found += [el for el in tree.xpath("//*[@role='navigation']") if el.getparent() is not None]
+    for a in tree.iter("a"):
+        if NAV_RELS.isdisjoint((a.get("rel") or "").lower().split()):
+            continue
+        block = next((el for el in a.iterancestors() if el.tag in BLOCKS), None)
+        if block is not None and block.getparent() is not None:
+            links = sum(_letters(link) for link in block.iter("a"))
+            if links >= MIN_LINK_SHARE * _letters(block):
+                found.append(block)
+    chosen = set(found)
+    outer = [el for el in dict.fromkeys(found) if not any(a in chosen for a in el.iterancestors())]
+    if sum(_letters(el) for el in outer) >= MAX_NAV_SHARE * total:
+        return  # that much "navigation" is the page itself (a list of links, a contents page)
+    for el in outer:
+        _remove_keeping_tail(el)
+
+
+def _letters(el) -> int:
+    return sum(c.isalnum() for c in "".join(el.itertext()))
+
+
+def _remove_keeping_tail(el) -> None:
+    """`el` out of its parent; the text after it (its tail) stays."""
+    parent, previous = el.getparent(), el.getprevious()
+    if el.tail:
+        if previous is not None:
+            previous.tail = (previous.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
 
 
 def page_events(tree) -> list[tuple[str, str]]:
