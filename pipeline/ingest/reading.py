@@ -80,6 +80,12 @@ def read_capped(path: str, f: BinaryIO, max_bytes: int) -> bytes | Rejection:
     return data
 
 
+def read_text(path: str, f: BinaryIO, max_bytes: int) -> str | Rejection:
+    """The whole file as UTF-8 text (one document, whose id is its path), or why not."""
+    data = read_capped(path, f, max_bytes)
+    return data if not isinstance(data, bytes) else decode(path, data, 0, path)
+
+
 class Decompressed(io.RawIOBase):
     """Streaming gunzip (multi-member) that stops at a size cap and never raises mid-read.
 

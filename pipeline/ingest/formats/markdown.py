@@ -17,15 +17,14 @@ from docbeam.pipeline.core.records import Provenance, reject
 from docbeam.pipeline.ingest.adapters import markdown_blocks
 from docbeam.pipeline.ingest.fields import STAGE, Record, document
 from docbeam.pipeline.ingest.parse_config import ParseConfig
-from docbeam.pipeline.ingest.reading import decode, read_capped
+from docbeam.pipeline.ingest.reading import read_text
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
 LINE_END = re.compile(r"\r\n?|\n")  # what markdown-it counts lines by
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
-    data = read_capped(path, f, cfg.max_doc_bytes)
-    text = data if not isinstance(data, bytes) else decode(path, data, 0, path)
+    text = read_text(path, f, cfg.max_doc_bytes)
     if not isinstance(text, str):
         yield text
         return
