@@ -60,12 +60,17 @@ def render_man(page: str, spaces: bool = False) -> str | None:
     return decoded if len(decoded) > 300 else None
 
 
-def find_man_pages(n: int, pattern: str = MAN_PAGES) -> list[tuple[str, str]]:
+def find_man_pages(
+    n: int, pattern: str = MAN_PAGES, wanted: Callable[[str], bool] | None = None
+) -> list[tuple[str, str]]:
     """(page path, its text) for up to `n` man pages of different families, every other one
-    rendered with spaces for tabs (both are how people save man pages)."""
+    rendered with spaces for tabs (both are how people save man pages). `wanted(source)`: only
+    pages whose roff source it accepts (looked for among 40 times `n` pages, spread)."""
     if not (shutil.which("man") and shutil.which("col")):
         return []
-    pages = spread(glob.glob(pattern), n * 2, family)
+    pages = spread(glob.glob(pattern), n * 40 if wanted else n * 2, family)
+    if wanted is not None:
+        pages = [p for p in pages if wanted(read(p))][: n * 2]
     return [(p, t) for i, p in enumerate(pages) if (t := render_man(p, spaces=i % 2 == 1))][:n]
 
 
@@ -91,8 +96,10 @@ def _or_skip(found: list, what: str) -> list:
     return found
 
 
-def man_pages(n: int = 8, pattern: str = MAN_PAGES) -> list[tuple[str, str]]:
-    return _or_skip(find_man_pages(n, pattern), f"man page renders ({pattern}; man and col installed?)")
+def man_pages(
+    n: int = 8, pattern: str = MAN_PAGES, wanted: Callable[[str], bool] | None = None
+) -> list[tuple[str, str]]:
+    return _or_skip(find_man_pages(n, pattern, wanted), f"man page renders ({pattern}; man and col installed?)")
 
 
 def texts(patterns: tuple[str, ...], n: int, what: str, **kw) -> list[tuple[str, str]]:

@@ -4,7 +4,9 @@ documents of this machine (issue 36's measures), counted the same way before and
     python -m tests.benchmarks.extraction_defects [--docbeam EXE] [--per-kind N] [--json FILE] [--show]
 
 The files are whatever this machine has (tests/machine_files.py picks them, spread over
-packages), N of each kind: man pages rendered to text as a reader saves them (`MANWIDTH=80 man
+packages; some for a property the measures look at: man pages whose footer has a version
+before its date or that print URLs in angle brackets, HTML with navigation markup, Markdown
+with front matter), N of each kind: man pages rendered to text as a reader saves them (`MANWIDTH=80 man
 -l PAGE | col -b`: English, and translated ones under /usr/share/man/LANG), HTML manuals and
 PDFs under /usr/share/doc, licences under /usr/share/common-licenses, 2N Markdown files under
 /usr/share/doc and in this environment's site-packages. `--docbeam EXE` runs another build's `docbeam` on the same files
@@ -42,6 +44,8 @@ EXTRACT = "keyphrases,summary,labels,entities"
 PDF = ("/usr/share/doc/**/*.pdf",)
 NAVIGATION_MARKUP = re.compile(r"""rel=["']?(?:next|prev)|role=["']navigation""")
 FRONT_MATTER = re.compile(r"---[ \t]*\r?\n")
+VERSIONED_FOOTER = re.compile(r'^\.TH\s+\S+\s+\S+\s+"[^"]*\d{4}"\s+"[^"]*\d+\.\d+"', re.MULTILINE)
+URL_MACRO = re.compile(r"^\.UR\s", re.MULTILINE)
 
 LAYOUT_VALUE = re.compile(r"\s\s|[\n\r\t\f]|\w[-\u2010\u00ad]\s+\w")
 NAVIGATION = re.compile(r"\b(?:Next|Previous|Prev|Up)\s*:\s", re.IGNORECASE)
@@ -67,6 +71,10 @@ def gather(folder: Path, per_kind: int) -> dict[str, list[str]]:
     pages = machine_files.find_man_pages(per_kind) + machine_files.find_man_pages(
         per_kind // 2 or 1, machine_files.TRANSLATED_MAN_PAGES
     )
+    # and pages with what the date and URL measures look at: a footer with a version before
+    # its date (`.TH CP 1 "September 2022" "GNU coreutils 9.1"`), URLs in angle brackets (.UR)
+    pages += machine_files.find_man_pages(per_kind // 4 or 1, wanted=VERSIONED_FOOTER.search)
+    pages += machine_files.find_man_pages(per_kind // 4 or 1, wanted=URL_MACRO.search)
     for page, text in pages:
         add("man", "man-" + "-".join(Path(page).parts[-3:]).removesuffix(".gz") + ".txt", text)
     navigated = machine_files.find_files(machine_files.HTML, per_kind // 2, 2000, NAVIGATION_MARKUP.search)

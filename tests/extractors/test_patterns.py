@@ -341,7 +341,12 @@ def test_a_url_does_not_end_in_a_closing_bracket_it_does_not_open():
 
 
 def test_real_man_pages_give_no_day_from_a_version_and_no_url_ending_in_a_bracket():
+    from tests.benchmarks.extraction_defects import URL_MACRO, VERSIONED_FOOTER
+
     pages = machine_files.man_pages(10) + [("date.1.w80.txt", (MAN / "date.1.w80.txt").read_text())]
+    # and pages with a version before the footer's date, or URLs in angle brackets (`.UR`)
+    pages += machine_files.find_man_pages(4, wanted=VERSIONED_FOOTER.search)
+    pages += machine_files.find_man_pages(4, wanted=URL_MACRO.search)
     # as `col -b` prints them (tabs), and with spaces where the tabs were (`col -bx`)
     for page, text in [(p, t) for p, raw in pages for t in (raw, raw.expandtabs())]:
         for kind, value, s, _ in find_entities(text):
