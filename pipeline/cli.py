@@ -203,7 +203,21 @@ def cmd_embed(argv: list[str]) -> int:
         help="the checkpoint prompt to put in front (default: its query prompt, if it has one; give the one "
         "documents got to reproduce a stored chunk vector)",
     )
+    parser.add_argument(
+        "--dims",
+        type=positive_int,
+        metavar="N",
+        help="keep the first N dimensions, L2-normalised again (as `docbeam run --dims`)",
+    )
+    parser.add_argument(
+        "--like",
+        metavar="RUN",
+        help="shape the vectors as RUN stores them: its --dims and --vector-dtype (int8 with its ranges, binary "
+        "as packed bytes)",
+    )
     ns = parser.parse_args(argv)
+    if ns.dims and ns.like:
+        raise UsageError("--dims and --like: give one (a run's vectors have its own --dims)")
     texts = list(ns.texts)
     if ns.input:
         try:
@@ -228,13 +242,36 @@ def cmd_embed(argv: list[str]) -> int:
         vectors = Embedder(ns.model, dtype=dtype, attention=ns.attention, prompt_name=ns.prompt_name)(texts)
     except (CheckpointError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    vectors = _shaped(vectors, ns)
     if ns.out:
         np.save(ns.out, vectors)
-        print(f"{len(texts)} vectors of {vectors.shape[1]} floats -> {ns.out}", file=sys.stderr)
+        print(f"{len(texts)} vectors of {vectors.shape[1]} {vectors.dtype} values -> {ns.out}", file=sys.stderr)
     else:
         json.dump(vectors.tolist(), sys.stdout)
         print()
     return ExitStatus.OK
+
+
+def _shaped(vectors, ns):
+    """`docbeam embed --dims N` or `--like RUN`: the vectors as that format stores them."""
+    from docbeam.pipeline.core.vector_format import VectorFormat, truncate
+
+    if ns.dims:
+        if ns.dims > vectors.shape[1]:
+            raise UsageError(f"--dims {ns.dims}: the model's vectors have {vectors.shape[1]} dimensions")
+        return truncate(vectors, ns.dims)
+    if not ns.like:
+        return vectors
+    from docbeam.pipeline.search.run_chunks import RunError, open_run
+
+    try:
+        chunks = open_run(ns.like)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    if chunks.manifest["model"].get("dim") != vectors.shape[1]:
+        raise UsageError(f"--like {ns.like}: its model's vectors have {chunks.manifest['model'].get('dim')} dimensions")
+    fmt: VectorFormat = chunks.vector_format
+    return fmt.shape(vectors, chunks.ranges)
 
 
 def cmd_search(argv: list[str]) -> int:
@@ -246,7 +283,25 @@ def cmd_search(argv: list[str]) -> int:
         "(`docbeam index`) when it has a fresh one.",
     )
     parser.add_argument("run", metavar="RUN", help="the run's --output folder or gs:// prefix")
-    parser.add_argument("query", metavar="QUERY", help="the question or text to search for")
+    parser.add_argument("query", metavar="QUERY", nargs="?", help="the question or text to search for")
+    parser.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="answer every line of FILE ('-': standard input) in this one process, the model loaded once: a JSON "
+        'object {"query": ..., "id": ...}, a JSON string or plain text per line; prints JSON Lines, one per query '
+        "(query, id, method, ms, hits)",
+    )
+    parser.add_argument(
+        "--where",
+        metavar="FIELD=VALUE",
+        action="append",
+        default=[],
+        help="only chunks whose document or chunk matches (repeatable; the same field twice: either value): "
+        "language=CODE, doc_id=PREFIX, section=HEADING, or a field of the document's metadata (NAME=VALUE)",
+    )
+    parser.add_argument(
+        "--per-document", action="store_true", help="the best chunk of each document: no document listed twice"
+    )
     parser.add_argument("--top-k", type=positive_int, default=10, help="how many chunks to list (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (run, query, model, method, hits)")
     parser.add_argument(
@@ -260,17 +315,32 @@ def cmd_search(argv: list[str]) -> int:
         "the query is embedded the same way",
     )
     ns = parser.parse_args(argv)
+    if (ns.query is None) == (ns.queries is None):
+        raise UsageError("give a QUERY or --queries FILE (one of them)")
+    if ns.sink and (ns.where or ns.per_document or ns.queries):
+        raise UsageError(
+            "--sink asks the store one query as it is: --queries, --where and --per-document search the run"
+        )
+    from docbeam.pipeline.search import filters, format, hits
+    from docbeam.pipeline.search.query import ModelError
+    from docbeam.pipeline.search.run_chunks import RunError, open_run
+
+    try:
+        wheres = [filters.parse(w) for w in ns.where]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if ns.queries is not None:
+        return _search_many(ns, wheres)
     if not ns.query.strip():
         raise UsageError("QUERY is empty")
     _check_utf8(ns.query)
-    from docbeam.pipeline.search import format
-    from docbeam.pipeline.search.query import ModelError, embed_queries
-    from docbeam.pipeline.search.run_chunks import RunError, open_run
-
     try:  # a run folder may come from anyone: a file in it that is not docbeam's is one line, exit 2
         chunks = open_run(ns.run)
-        vectors = embed_queries(chunks.manifest["model"], [ns.query], ns.model)
-        found, method = _search_hits(chunks, vectors, ns)
+        vectors = hits.query_vectors(chunks, [ns.query], ns.model)
+        if wheres or ns.per_document:
+            found, method = _filtered_hits(chunks, vectors, ns, filters.row_mask(chunks, wheres))
+        else:
+            found, method = _search_hits(chunks, vectors, ns)
     except (RunError, ModelError) as exc:
         raise UsageError(str(exc)) from None
     model = chunks.manifest["model"].get("name", "")
@@ -279,6 +349,41 @@ def cmd_search(argv: list[str]) -> int:
     else:
         head = f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, {method}):"
         print(format.render_text(found, head))
+    return ExitStatus.OK
+
+
+def _filtered_hits(chunks, vectors, ns, keep) -> tuple[list[dict], str]:
+    """One query's hits under --where and --per-document (always exact)."""
+    from docbeam.pipeline.search import batch
+
+    query = batch.Query(ns.query)
+    answer = next(batch.answers(chunks, [query], ns.top_k, model=ns.model, keep=keep, per_document=ns.per_document))
+    return answer["hits"], answer["method"]
+
+
+def _search_many(ns, wheres) -> int:
+    """--queries FILE: JSON Lines, one per query, as each batch is answered."""
+    from docbeam.pipeline.search import batch, filters
+    from docbeam.pipeline.search.query import ModelError
+    from docbeam.pipeline.search.run_chunks import RunError, open_run
+
+    try:
+        lines = sys.stdin.read() if ns.queries == "-" else open(ns.queries, encoding="utf-8").read()
+        queries = batch.parse_lines(lines.splitlines(), "standard input" if ns.queries == "-" else ns.queries)
+        chunks = open_run(ns.run)
+        keep = filters.row_mask(chunks, wheres)
+        use_index = False if ns.exact else None
+        model = chunks.manifest["model"].get("name", "")
+        for answer in batch.answers(
+            chunks, queries, ns.top_k, model=ns.model, keep=keep, per_document=ns.per_document, use_index=use_index
+        ):
+            print(json.dumps({"run": ns.run, "model": model, **answer}, ensure_ascii=False), flush=True)
+    except OSError as exc:
+        raise UsageError(f"--queries {ns.queries}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--queries {ns.queries}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except (ValueError, RunError, ModelError) as exc:
+        raise UsageError(str(exc)) from None
     return ExitStatus.OK
 
 
@@ -300,14 +405,15 @@ def _search_hits(chunks, vectors, ns) -> tuple[list[dict], str]:
     if ns.sink:
         from docbeam.pipeline.core.sink_uri import redact
 
-        return _store_hits(ns.sink, vectors[0], ns.top_k), f"store {redact(ns.sink)}"
+        found = _store_hits(ns.sink, vectors[0], ns.top_k, chunks.vector_format, chunks.ranges)
+        return found, f"store {redact(ns.sink)}"
     ranking = hits.rank(chunks, vectors, ns.top_k, use_index=False if ns.exact else None)
     if ranking.note:
         print(f"docbeam search: {ranking.note}; searching exactly", file=sys.stderr)
     return hits.hits_of(chunks, ranking.scores[0], ranking.rows[0]), ranking.method
 
 
-def _store_hits(uri: str, vector, top_k: int) -> list[dict]:
+def _store_hits(uri: str, vector, top_k: int, fmt=None, ranges=None) -> list[dict]:
     """The store's top chunks as `docbeam search` hits (a store keeps no character offsets)."""
     from docbeam.pipeline.core.sink_uri import parse, redact, redact_text
     from docbeam.pipeline.stores import StoreError, client_errors, query_store, unreachable
@@ -316,7 +422,7 @@ def _store_hits(uri: str, vector, top_k: int) -> list[dict]:
         sink = parse(uri)
         if sink.path and not os.path.exists(sink.path):  # a client would create an empty store there
             raise ValueError(f"{sink.redacted}: no store at {sink.path}")
-        found = query_store(uri, vector, top_k)
+        found = query_store(uri, vector, top_k, fmt, ranges)
     except (ValueError, StoreError) as exc:
         raise UsageError(f"--sink: {redact_text(str(exc), [uri])}") from None
     except client_errors() as exc:  # a server store that is down, refuses the login, lacks the collection

@@ -21,6 +21,7 @@ from docbeam.pipeline.core.choices import (
     parse_ngrams,
 )
 from docbeam.pipeline.core.hardware import worker_for
+from docbeam.pipeline.core.vector_format import VECTOR_DTYPES
 
 ATTENTION_CHOICES = ["auto", *catalog.names()]
 # Defaults the flags below state in their help, defined here once and used where they apply.
@@ -248,6 +249,25 @@ def add_job_flags(parser: argparse.ArgumentParser, required: tuple[str, ...] = (
         "model.safetensors, tokenizer.json; see `docbeam models`); default all-MiniLM-L6-v2",
     )
     _flag(parser, "model-sha256", metavar="HEX", help="refuse to load weights whose sha256 differs")
+    _flag(
+        parser,
+        "dims",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="keep the first N dimensions of every vector, L2-normalised again (Matryoshka truncation, as "
+        "sentence-transformers' truncate_dim), in documents/, chunks/, the sinks and search; default: all. A model "
+        "whose card or config does not say it was trained for it gets a warning (retrieval quality drops)",
+    )
+    _flag(
+        parser,
+        "vector-dtype",
+        default=VECTOR_DTYPES[0],
+        choices=VECTOR_DTYPES,
+        help="how the embedding columns and the sinks store vectors: float32 (default), float16, int8 "
+        "(per-dimension ranges calibrated on the run's vectors, kept in the manifest and _vectors/), binary (one "
+        "bit per dimension, packed: sentence-transformers' ubinary); search rescores int8 and binary candidates",
+    )
     _flag(
         parser,
         "dtype",

@@ -15,7 +15,7 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.encode.handler import EncoderHandler
-from docbeam.pipeline.graph import ner_branch, reuse, table_writers
+from docbeam.pipeline.graph import ner_branch, reuse, table_writers, vector_output
 from docbeam.pipeline.graph.dofns import (
     Assemble,
     ChunkDocuments,
@@ -86,8 +86,8 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         tables.CHUNKS: assembled[Assemble.CHUNKS],
         tables.EXTRACTIONS: ner_branch.with_entities(assembled[Assemble.EXTRACTIONS], docs, assembled.documents, plan),
     }
-    for table, rows in copied.items():  # documents copied from --reuse join the encoded ones
-        outputs[table] = (outputs[table], rows) | f"With{table.capitalize()}Reused" >> beam.Flatten()
+    # Encoded and copied rows together, the vectors as --dims/--vector-dtype store them.
+    outputs = vector_output.shaped(outputs, copied, plan)
     outputs[ERRORS] = (*errors, chunked[ERRORS], assembled[ERRORS]) | "AllErrors" >> beam.Flatten()
     _write(outputs, plan)
     return outputs
@@ -108,12 +108,8 @@ def _shared_segments(plan: JobPlan) -> list[Segment]:
 
 
 def _write(outputs: dict[str, beam.PCollection], plan: JobPlan) -> None:
-    dim, out, name = plan.config.embedding_dim, plan.output, plan.file_prefix
-    schemas = {
-        tables.DOCUMENTS: tables.documents_schema(dim),
-        tables.CHUNKS: tables.chunks_schema(dim),
-        tables.EXTRACTIONS: tables.EXTRACTIONS_SCHEMA,
-    }
+    out, name = plan.output, plan.file_prefix
+    schemas = {**tables.schemas_for(plan.vector_format), tables.EXTRACTIONS: tables.EXTRACTIONS_SCHEMA}
     for table, schema in schemas.items():
         table_writers.write_parquet(outputs[table], tables.file_prefix(out, table, name), schema, table.capitalize())
     table_writers.write_errors(outputs[ERRORS], tables.file_prefix(out, ERRORS, name))

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 from docbeam.model.config import EncoderConfig
 from docbeam.pipeline.core import fingerprint
+from docbeam.pipeline.core.vector_format import VectorFormat
 from docbeam.pipeline.encode.packing import PackSpec
 from docbeam.pipeline.encode.runtime import EncoderSettings
 from docbeam.pipeline.extractors import Extractor
@@ -27,6 +28,9 @@ class Reuse:
     previous_hash: str | None = None
     copy_kinds: tuple[str, ...] | None = None  # extractors whose previous rows are copied (None: all)
     run_kinds: tuple[str, ...] = ()  # text-only extractors run on the reused documents
+    # Only --dims/--vector-dtype differ from a run that kept the full float32 vectors: they are
+    # copied and converted (graph.vector_output), not encoded again.
+    convert_vectors: bool = False
 
     @property
     def reuses_vectors(self) -> bool:
@@ -84,6 +88,11 @@ class JobPlan:
     # The languages the model's card declares ({"languages": [...] | None, "from": ...}), for
     # the manifest and the English-only warning (launch/model_languages.py).
     model_languages: dict = field(default_factory=dict)
+    # --dims / --vector-dtype (None: the model's full float32 vectors), and for int8 the
+    # calibration ranges fixed before the job (an earlier wave's, the reused run's; None: the job
+    # calibrates on its own vectors), per table: [2, dim] as lists.
+    vectors: VectorFormat | None = None
+    vector_ranges: dict | None = None
 
     @property
     def pack(self) -> PackSpec:
@@ -92,6 +101,10 @@ class JobPlan:
     @property
     def globs(self) -> list[str]:
         return [i.pattern for i in self.inputs]
+
+    @property
+    def vector_format(self) -> VectorFormat:
+        return self.vectors or VectorFormat(self.config.embedding_dim)
 
     @property
     def settings_hash(self) -> str:

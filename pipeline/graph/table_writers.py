@@ -19,12 +19,12 @@ def to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     for f in schema:
         values = [r.get(f.name) for r in rows]
         if pa.types.is_fixed_size_list(f.type):
+            kind = f.type.value_type  # float32, or what --vector-dtype stores (float16, int8, packed bits)
+            np_kind = kind.to_pandas_dtype()
             flat = (
-                np.concatenate([np.asarray(v, np.float32).reshape(-1) for v in values])
-                if values
-                else np.zeros(0, np.float32)
+                np.concatenate([np.asarray(v, np_kind).reshape(-1) for v in values]) if values else np.zeros(0, np_kind)
             )
-            columns.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), f.type.list_size))
+            columns.append(pa.FixedSizeListArray.from_arrays(pa.array(flat, kind), f.type.list_size))
         else:
             columns.append(pa.array(values, f.type))
     return pa.Table.from_arrays(columns, schema=schema)

@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from docbeam.pipeline.core import tables
-from docbeam.pipeline.io import outputs, storage
+from docbeam.pipeline.core.vector_format import FLOAT16, FLOAT32, INT8, STORED, VECTOR_DTYPES, VectorFormat, dequantize
+from docbeam.pipeline.io import outputs, storage, vector_ranges
 from docbeam.pipeline.search.run_files import RunError, json_object, regular_inside
 
 BLOCK_ROWS = 8192  # rows per scored block: 12 MiB of float32 at dim 384
@@ -54,7 +55,13 @@ class RunChunks:
     manifest: dict
     files: tuple[str, ...]  # chunks/*.parquet, path order
     rows: tuple[int, ...]  # rows per file
-    dim: int
+    dim: int  # dimensions of the stored vectors (--dims, else the model's)
+    fmt: VectorFormat | None = None  # None: full float32 vectors
+    ranges: np.ndarray | None = None  # int8: the chunks' calibration ranges [2, dim]
+
+    @property
+    def vector_format(self) -> VectorFormat:
+        return self.fmt or VectorFormat(self.dim)
 
     @property
     def n_rows(self) -> int:
@@ -81,13 +88,32 @@ def open_run(run: str) -> RunChunks:
     regular_inside(run, manifest_path)
     files = tuple(regular_inside(run, f) for f in outputs.files(run, tables.CHUNKS, ".parquet"))
     manifest = json_object(manifest_path)
-    dim = _model_dim(manifest_path, manifest.get("model"))
-    rows = tuple(_footer_rows(f, dim) for f in files)
+    model_dim = _model_dim(manifest_path, manifest.get("model"))
+    fmt = _vector_format(manifest_path, manifest.get("vectors"), model_dim)
+    rows = tuple(_footer_rows(f, fmt) for f in files)
     recorded = (manifest.get("counts") or {}).get("chunks") if isinstance(manifest.get("counts"), dict) else None
     if type(recorded) is int and recorded > 0 and sum(rows) == 0:  # chunks/ gone, emptied, or no folder
         where = tables.folder(run, tables.CHUNKS).rstrip("/")
         raise RunError(f"{where}: holds no chunks, but {tables.MANIFEST} records {recorded:,}")
-    return RunChunks(run, manifest, files, rows, dim)
+    ranges = None
+    if fmt.dtype == INT8:
+        found = vector_ranges.read(run) or {}
+        ranges = found.get(tables.CHUNKS)
+        if ranges is None or ranges.shape != (2, fmt.dim):
+            raise RunError(f"{vector_ranges.path(run)}: the int8 run's chunk ranges are missing or not 2 x {fmt.dim}")
+    return RunChunks(run, manifest, files, rows, fmt.dim, fmt, ranges)
+
+
+def _vector_format(path: str, record: object, model_dim: int) -> VectorFormat:
+    """The manifest's `vectors` record (--dims, --vector-dtype); a run without one: full float32."""
+    if record is None:
+        return VectorFormat(model_dim)
+    if not isinstance(record, dict) or record.get("dtype") not in VECTOR_DTYPES or type(record.get("dims")) is not int:
+        raise RunError(f"{path}: vectors is {_short(record)}, not a --dims/--vector-dtype record")
+    try:
+        return VectorFormat.of_record(record, model_dim)
+    except ValueError as exc:
+        raise RunError(f"{path}: vectors: {exc}") from None
 
 
 def _model_dim(path: str, model: object) -> int:
@@ -115,9 +141,10 @@ def _short(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _footer_rows(path: str, dim: int) -> int:
-    """The chunk file's row count, from its footer, once its `embedding` column is vectors of
-    `dim` floats (what `_matrix` reads)."""
+def _footer_rows(path: str, fmt: VectorFormat) -> int:
+    """The chunk file's row count, from its footer, once its `embedding` column is what the
+    manifest's vector format stores (`_matrix` reads it): `dim` floats, int8 or packed bytes."""
+    dim = fmt.width
     try:
         with storage.open_read(path) as fh:
             pf = pq.ParquetFile(fh)
@@ -128,10 +155,13 @@ def _footer_rows(path: str, dim: int) -> int:
     if i < 0:
         raise RunError(f"{path}: no embedding column (one of its own)")
     kind = schema.field(i).type
-    if not (pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type)):
-        raise RunError(f"{path}: its embedding column is {kind}, not vectors of {dim} floats")
-    if kind.list_size != dim:
+    if not (pa.types.is_fixed_size_list(kind) and kind.value_type == tables.EMBEDDING_VALUES[fmt.dtype]):
+        what = f"vectors of {dim} floats" if fmt.dtype == FLOAT32 else f"{fmt.dtype} vectors of {dim} values"
+        raise RunError(f"{path}: its embedding column is {kind}, not {what}")
+    if kind.list_size != dim and fmt.default:
         raise RunError(f"{path}: its vectors have {kind.list_size} floats, the manifest's model.dim is {dim}")
+    if kind.list_size != dim:
+        raise RunError(f"{path}: its vectors have {kind.list_size} values, the manifest's vectors record says {dim}")
     for field in schema:
         if field.name in _HIT_TYPES and not (_HIT_TYPES[field.name](field.type) or pa.types.is_null(field.type)):
             raise RunError(f"{path}: its {field.name} column is {field.type}, not what docbeam writes")
@@ -142,17 +172,27 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
-def _matrix(column: pa.Array, dim: int) -> np.ndarray:
-    """A fixed_size_list<float32>[dim] column as an [n, dim] float32 array (nulls as zeros)."""
+def _matrix(column: pa.Array, dim: int, kind=np.float32) -> np.ndarray:
+    """A fixed_size_list<...>[dim] column as an [n, dim] array of `kind` (nulls as zeros)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if column.null_count:
-        column = column.fill_null(pa.scalar([0.0] * dim, column.type))
-    return column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), dim).astype(np.float32, copy=False)
+        column = column.fill_null(pa.scalar([0] * dim, column.type))
+    return column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), dim).astype(kind, copy=False)
 
 
 def embedding_blocks(chunks: RunChunks, block_rows: int = BLOCK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
-    """(first row, [n, dim] float32) for every record batch of every chunk file, in row order."""
+    """(first row, [n, dim] float32) for every record batch of every chunk file, in row order;
+    int8 and binary vectors dequantised (core.vector_format)."""
+    fmt = chunks.vector_format
+    for first, block in stored_blocks(chunks, block_rows):
+        yield first, block if fmt.dtype == FLOAT32 else dequantize(block, fmt.dtype, fmt.dim, chunks.ranges)
+
+
+def stored_blocks(chunks: RunChunks, block_rows: int = BLOCK_ROWS) -> Iterator[tuple[int, np.ndarray]]:
+    """(first row, [n, width]) as stored: float32, float16, int8 codes or packed bits."""
+    fmt = chunks.vector_format
+    kind = np.float32 if fmt.dtype in (FLOAT32, FLOAT16) else STORED[fmt.dtype]
     start = 0
     for path, n in zip(chunks.files, chunks.rows):
         read = 0
@@ -162,7 +202,7 @@ def embedding_blocks(chunks: RunChunks, block_rows: int = BLOCK_ROWS) -> Iterato
             for batch in pq.ParquetFile(fh, pre_buffer=False).iter_batches(
                 batch_size=block_rows, columns=["embedding"], use_threads=False
             ):
-                yield start + read, _matrix(batch.column(0), chunks.dim)
+                yield start + read, _matrix(batch.column(0), fmt.width, kind)
                 read += batch.num_rows
         if read != n:  # row numbers would no longer name the rows read back for the hits
             raise RunError(f"{path}: {read} rows read, {n} when the run was opened; the file changed during search")

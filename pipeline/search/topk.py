@@ -23,21 +23,26 @@ class TopK:
     O(q * (n + k)) work and O(q * k) memory between blocks, whatever the number of rows.
     """
 
-    def __init__(self, queries: np.ndarray, k: int):
+    def __init__(self, queries: np.ndarray, k: int, scorer=None):
+        """`scorer(block, queries)` -> [n, q] scores (default: cosine; int8 and binary runs score
+        their codes, search.quantized)."""
         if k < 1:
             raise ValueError(f"k must be at least 1, not {k}")
-        self.queries = normalised(np.atleast_2d(queries))
+        self.scorer = scorer
+        self.queries = np.atleast_2d(queries) if scorer else normalised(np.atleast_2d(queries))
         self.k = k
         q = len(self.queries)
         self.scores = np.empty((q, 0), np.float32)
         self.rows = np.empty((q, 0), np.int64)
 
-    def add(self, block: np.ndarray, first_row: int) -> None:
-        """Score rows `first_row .. first_row + len(block) - 1`."""
+    def add(self, block: np.ndarray, first_row: int, keep: np.ndarray | None = None) -> None:
+        """Score rows `first_row .. first_row + len(block) - 1` (those `keep` marks, if given)."""
+        rows = np.arange(first_row, first_row + len(block), dtype=np.int64)
+        if keep is not None:
+            block, rows = block[keep], rows[keep]
         if len(block) == 0:
             return
-        scores = normalised(block) @ self.queries.T  # [n, q]
-        rows = np.arange(first_row, first_row + len(block), dtype=np.int64)
+        scores = self.scorer(block, self.queries) if self.scorer else normalised(block) @ self.queries.T  # [n, q]
         # A NaN vector (a corrupt row) must rank last, not break the partition below: np.partition
         # orders NaN above every number, and the k-th "largest" would then be NaN.
         scores = np.nan_to_num(scores, nan=-np.inf)
@@ -74,9 +79,10 @@ def _best(scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.
     return np.take_along_axis(scores, keep, 1), np.take_along_axis(rows, keep, 1)
 
 
-def exact_topk(queries: np.ndarray, blocks, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact top-k of `queries` over `blocks`, an iterable of (first_row, [n, dim] array)."""
-    top = TopK(queries, k)
+def exact_topk(queries: np.ndarray, blocks, k: int, scorer=None, keep=None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-k of `queries` over `blocks`, an iterable of (first_row, [n, dim] array);
+    `keep`: a boolean per row of the whole run (None: every row)."""
+    top = TopK(queries, k, scorer)
     for first_row, block in blocks:
-        top.add(block, first_row)
+        top.add(block, first_row, None if keep is None else keep[first_row : first_row + len(block)])
     return top.result()

@@ -28,6 +28,7 @@ import numpy as np
 from apache_beam.ml.rag.types import Chunk, Content, Embedding
 
 from docbeam.pipeline.core.sink_uri import SinkUri
+from docbeam.pipeline.core.vector_format import FLOAT32, INT8, VectorFormat, int8_steps
 
 _ID_SPACE = uuid.UUID("6f1c3b1e-9d0a-4c1e-8a55-d0cbea4d0c5a")  # docbeam's uuid5 namespace for chunk ids
 FIELDS = ("doc_id", "chunk_index", "page_start", "page_end", "section", "metadata", "text")
@@ -98,20 +99,53 @@ class VectorStore(ABC):
     # something. None: the store has no per-field limits.
     fit: Callable[[Chunk], bool] | None = None
 
-    def __init__(self, sink: SinkUri):
+    # The --vector-dtype values this store keeps as they are (others: StoreError at launch).
+    dtypes: tuple[str, ...] = (FLOAT32,)
+    # int8: what the store holds is the code plus this (Qdrant keeps uint8: +128; Milvus int8: 0),
+    # so a stored value v decodes to starts + (v + 128 - code_offset) * steps.
+    code_offset = 0
+
+    def __init__(self, sink: SinkUri, fmt: VectorFormat | None = None, ranges: np.ndarray | None = None):
+        """`fmt`: the run's vectors (--dims, --vector-dtype; None: full float32, dimension as
+        `ensure` is given); `ranges`: an int8 run's chunk calibration ranges (queries need them)."""
         self.sink = sink
         self.collection = sink.collection
+        self.fmt = fmt
+        self.ranges = ranges
+
+    def vector_format(self, dim: "int | VectorFormat") -> VectorFormat:
+        """The format of `dim`-dimensional vectors for this store, refused (StoreError) when the
+        store does not keep its dtype."""
+        fmt = dim if isinstance(dim, VectorFormat) else (self.fmt or VectorFormat(dim))
+        if fmt.dtype not in self.dtypes:
+            raise StoreError(f"{self.kind} keeps {', '.join(self.dtypes)} vectors, not {fmt.dtype} (--vector-dtype)")
+        return fmt
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__.removesuffix("Store")
+
+    def query_vector(self, vector: np.ndarray) -> tuple[np.ndarray, float]:
+        """(what to send the store, what to add to its scores) for a float32 query of the run's
+        dimensions: int8 codes are scored against the query scaled by each dimension's bucket
+        size, plus a constant: the float32 query . the dequantised chunk."""
+        v = np.asarray(vector, np.float32)
+        fmt = self.fmt
+        if fmt is None or fmt.dtype != INT8 or self.ranges is None:
+            return v, 0.0
+        starts, steps = int8_steps(self.ranges)
+        return v * steps, float(v @ (starts + (128 - self.code_offset) * steps))
 
     @abstractmethod
     def client(self) -> Any:
         """A new client of the store's own library (closed by the caller)."""
 
     @abstractmethod
-    def write_config(self, dim: int) -> Any:
+    def write_config(self, dim: "int | VectorFormat") -> Any:
         """ml.rag's VectorDatabaseWriteConfig for this store (`create_write_transform()`)."""
 
     @abstractmethod
-    def ensure(self, dim: int) -> bool:
+    def ensure(self, dim: "int | VectorFormat") -> bool:
         """Create the collection if absent (True when it was created); StoreError for one that
         cannot take `dim`-dimensional vectors or lacks docbeam's fields."""
 
@@ -126,6 +160,9 @@ class VectorStore(ABC):
     @abstractmethod
     def query(self, vector: np.ndarray, top_k: int) -> list[Hit]:
         """The `top_k` chunks by inner product with `vector`, best first."""
+
+    def after_write(self) -> None:  # noqa: B027 (most stores need nothing here)
+        """Leave the collection as a client expects to find it (Milvus: loaded)."""
 
     def delete(self, ids: list[str]) -> int:
         c = self.client()

@@ -9,6 +9,7 @@ import numpy as np
 from apache_beam.ml.rag.types import Chunk
 
 from docbeam.pipeline.core.sink_uri import SinkUri
+from docbeam.pipeline.core.vector_format import BINARY, FLOAT16, FLOAT32, INT8, VectorFormat, quantize
 from docbeam.pipeline.stores.base import BATCH_DOCS, FIELDS, Hit, StoreError, VectorStore, batches, doc_key
 
 # Milvus's limits (milvus.io docs, "String Field" and "JSON Field"): a VARCHAR holds at most
@@ -54,11 +55,25 @@ def _not_milvus_lite_noise(record: logging.LogRecord) -> bool:
     return "Method not implemented" not in message and "failed to get mvccTs" not in message
 
 
+# A Milvus server's vector types per --vector-dtype (Milvus 2.6: FLOAT16_VECTOR, INT8_VECTOR,
+# BINARY_VECTOR with Hamming distance). Milvus Lite 3.2 keeps FLOAT_VECTOR only (it says so
+# when asked for another): a local .db takes float32 runs (any --dims) and refuses the others.
+VECTOR_TYPES = {FLOAT32: "FLOAT_VECTOR", FLOAT16: "FLOAT16_VECTOR", INT8: "INT8_VECTOR", BINARY: "BINARY_VECTOR"}
+METRICS = {BINARY: "HAMMING"}  # the rest: inner product
+PYTHON_VALUES = {  # a stored vector (the Parquet column's values) as pymilvus takes it
+    FLOAT32: lambda v: [float(x) for x in v],
+    FLOAT16: lambda v: np.asarray(v, np.float16),
+    INT8: lambda v: np.asarray(v, np.int8),
+    BINARY: lambda v: bytes(np.asarray(v, np.uint8)),
+}
+
+
 class MilvusStore(VectorStore):
     fit = staticmethod(fit_milvus)  # applied to each Chunk before the write (graph.store_write)
 
-    def __init__(self, sink: SinkUri):
-        super().__init__(sink)
+    def __init__(self, sink: SinkUri, fmt: VectorFormat | None = None, ranges=None):
+        super().__init__(sink, fmt, ranges)
+        self.dtypes = (FLOAT32,) if sink.local else tuple(VECTOR_TYPES)
         for name in ("grpc._server", "pymilvus.client.iterator.query_iterator"):
             logger = logging.getLogger(name)
             if _not_milvus_lite_noise not in logger.filters:
@@ -90,7 +105,7 @@ class MilvusStore(VectorStore):
             raise StoreError(f"{self.sink.path} is a file: Milvus Lite keeps its database as a folder of that name")
         return MilvusClient(**self._connection())
 
-    def write_config(self, dim: int):
+    def write_config(self, dim: "int | VectorFormat"):
         """ml.rag's Milvus writer config: one column per field of the record."""
         from apache_beam.ml.rag.ingestion.jdbc_common import WriteConfig
         from apache_beam.ml.rag.ingestion.milvus_search import MilvusVectorWriterConfig, MilvusWriteConfig
@@ -98,9 +113,10 @@ class MilvusStore(VectorStore):
         from apache_beam.ml.rag.utils import MilvusConnectionParameters
 
         conn = self._connection()
+        as_stored = PYTHON_VALUES[self.vector_format(dim).dtype]
         specs = [
             ColumnSpec("id", str, lambda c: c.id),
-            ColumnSpec("embedding", list, lambda c: list(c.dense_embedding or [])),
+            ColumnSpec("embedding", list, lambda c: as_stored(c.dense_embedding or [])),
             ColumnSpec("doc_key", str, lambda c: c.metadata["doc_key"]),
             *[ColumnSpec(f, object, _field(f)) for f in FIELDS],
         ]
@@ -112,11 +128,20 @@ class MilvusStore(VectorStore):
             column_specs=specs,
         )
 
-    def ensure(self, dim: int) -> bool:
+    def ensure(self, dim: "int | VectorFormat") -> bool:
         """Create the collection if absent (True when it was created); refuse one whose vectors
-        have another dimension or that lacks docbeam's fields."""
+        have another dimension or type, or that lacks docbeam's fields. The collection is loaded
+        (searchable by a plain client query) when this returns."""
         from pymilvus import DataType, MilvusClient
 
+        asked = dim if isinstance(dim, VectorFormat) else (self.fmt or VectorFormat(dim))
+        if self.sink.local and asked.dtype != FLOAT32:
+            raise StoreError(
+                f"Milvus Lite keeps float32 vectors only (--dims works); "
+                f"--vector-dtype {asked.dtype} needs a Milvus server"
+            )
+        fmt = self.vector_format(dim)
+        dim, vector_type = fmt.dim, getattr(DataType, VECTOR_TYPES[fmt.dtype])
         c = self.client()
         try:
             if c.has_collection(self.collection):
@@ -127,14 +152,26 @@ class MilvusStore(VectorStore):
                     raise StoreError(
                         f"collection {self.collection} holds {have}-dimensional vectors; this run's are {dim}"
                     )
+                kept = fields.get("embedding", {}).get("type")
+                if kept is not None and kept != vector_type:
+                    raise StoreError(
+                        f"collection {self.collection} holds {kept.name} vectors; this run's are {vector_type.name}"
+                    )
                 missing = [f for f in ("id", "embedding", "doc_key", *FIELDS) if f not in fields]
                 if missing:
                     raise StoreError(f"collection {self.collection} lacks the fields {', '.join(missing)}")
+                if self.sink.local and c.list_indexes(self.collection):
+                    # An earlier docbeam's Lite collection, made with a FLAT index: Milvus Lite 3.2
+                    # opens an indexed collection released in every new process (a plain query then
+                    # fails with code 101), an unindexed one loaded. FLAT was exact: so is no index.
+                    c.release_collection(self.collection)
+                    for name in c.list_indexes(self.collection):
+                        c.drop_index(self.collection, name)
                 c.load_collection(self.collection)
                 return False
             schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
             schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=36)
-            schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=dim)
+            schema.add_field("embedding", vector_type, dim=dim)
             schema.add_field("doc_key", DataType.VARCHAR, max_length=32)
             schema.add_field("doc_id", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES)
             schema.add_field("chunk_index", DataType.INT64)
@@ -143,12 +180,20 @@ class MilvusStore(VectorStore):
             schema.add_field("section", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES, nullable=True)
             schema.add_field("metadata", DataType.JSON, nullable=True)
             schema.add_field("text", DataType.VARCHAR, max_length=MILVUS_VARCHAR_BYTES, nullable=True)
+            if self.sink.local:
+                # Milvus Lite: no index. It searches an unindexed collection exactly, and opens it
+                # loaded in every process (an indexed one starts released in each new process,
+                # where a plain client query fails with code 101 until load_collection).
+                c.create_collection(self.collection, schema=schema, consistency_level="Strong")
+                c.load_collection(self.collection)
+                return True
             index = c.prepare_index_params()
             # FLAT: exact inner product, so the store's top-k is the Parquet output's top-k.
-            index.add_index("embedding", index_type="FLAT", metric_type="IP")
-            if not self.sink.local:  # Milvus Lite indexes vectors only
-                index.add_index("doc_key", index_type="INVERTED")
+            metric = METRICS.get(fmt.dtype, "IP")
+            index.add_index("embedding", index_type="BIN_FLAT" if fmt.dtype == BINARY else "FLAT", metric_type=metric)
+            index.add_index("doc_key", index_type="INVERTED")
             c.create_collection(self.collection, schema=schema, index_params=index, consistency_level="Strong")
+            c.load_collection(self.collection)  # a client's plain query works without load_collection first
             return True
         finally:
             c.close()
@@ -177,16 +222,29 @@ class MilvusStore(VectorStore):
     def _delete_batch(self, client, ids: list[str]) -> None:
         client.delete(self.collection, ids=ids)
 
+    def after_write(self) -> None:
+        """Loaded: a plain `MilvusClient.query` or `search` answers without load_collection first
+        (a collection that is not loaded fails them with code 101)."""
+        c = self.client()
+        try:
+            c.load_collection(self.collection)
+        finally:
+            c.close()
+
     def query(self, vector: np.ndarray, top_k: int) -> list[Hit]:
+        dtype = (self.fmt or VectorFormat(len(vector))).dtype
+        sent = np.asarray(vector, np.float32)
+        if dtype in (INT8, BINARY):  # a server compares like with like: the query's own codes or bits
+            sent = quantize(sent[None], dtype, self.ranges)[0]
         c = self.client()
         try:
             c.load_collection(self.collection)
             res = c.search(
                 self.collection,
-                [np.asarray(vector, np.float32).tolist()],
+                [PYTHON_VALUES[dtype](sent)],
                 limit=top_k,
                 anns_field="embedding",
-                search_params={"metric_type": "IP"},
+                search_params={"metric_type": METRICS.get(dtype, "IP")},
                 output_fields=["doc_id", "chunk_index", "page_start", "section", "text"],
             )
         finally:
@@ -196,7 +254,7 @@ class MilvusStore(VectorStore):
                 h["id"],
                 e["doc_id"],
                 e["chunk_index"],
-                float(h["distance"]),
+                -float(h["distance"]) if dtype == BINARY else float(h["distance"]),
                 e.get("page_start"),
                 e.get("section"),
                 e.get("text"),

@@ -4,13 +4,31 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from docbeam.pipeline.core.vector_format import FLOAT16, FLOAT32, INT8, VectorFormat
 from docbeam.pipeline.stores.base import BATCH_DOCS, Hit, StoreError, VectorStore, batches, doc_key
 
-DENSE = "dense"  # the vector's name in the collection (ml.rag's QdrantWriteConfig default)
+DENSE = "dense"  # the vector's name in the collection (ml.rag's QdrantWriteConfig default; README's example)
+# Qdrant's vector datatypes per --vector-dtype: int8 codes are kept as uint8 (code + 128, which is
+# sentence-transformers' "uint8" for the same ranges). Qdrant has no bit vectors: binary is refused.
+DATATYPES = {FLOAT32: "float32", FLOAT16: "float16", INT8: "uint8"}
+
+
+def _as_uint8(chunk) -> bool:
+    """An int8 chunk's codes as the uint8 values Qdrant keeps (applied before the write)."""
+    emb = chunk.embedding
+    emb.dense_embedding = [float(x) + 128 for x in emb.dense_embedding or []]
+    return False  # nothing cut
 
 
 class QdrantStore(VectorStore):
-    # fit stays None: a payload has no per-field limits
+    # fit: None (a payload has no per-field limits), except int8's shift to uint8
+    dtypes = tuple(DATATYPES)
+    code_offset = 128  # uint8 = int8 code + 128
+
+    def __init__(self, sink, fmt: VectorFormat | None = None, ranges=None):
+        super().__init__(sink, fmt, ranges)
+        if fmt is not None and fmt.dtype == INT8:
+            self.fit = _as_uint8
 
     def _connection(self) -> dict:
         s = self.sink
@@ -29,7 +47,7 @@ class QdrantStore(VectorStore):
 
         return QdrantClient(**self._connection(), **({} if self.sink.local else {"check_compatibility": False}))
 
-    def write_config(self, dim: int):
+    def write_config(self, dim: "int | VectorFormat"):
         """ml.rag's Qdrant writer config: the payload is the Chunk's metadata (text included)."""
         from apache_beam.ml.rag.ingestion.qdrant import QdrantConnectionParameters, QdrantWriteConfig
 
@@ -40,9 +58,11 @@ class QdrantStore(VectorStore):
             dense_embedding_key=DENSE,
         )
 
-    def ensure(self, dim: int) -> bool:
+    def ensure(self, dim: "int | VectorFormat") -> bool:
         from qdrant_client import models
 
+        fmt = self.vector_format(dim)
+        dim, datatype = fmt.dim, models.Datatype(DATATYPES[fmt.dtype])
         c = self.client()
         try:
             if c.collection_exists(self.collection):
@@ -54,9 +74,15 @@ class QdrantStore(VectorStore):
                     raise StoreError(
                         f"collection {self.collection} holds {have.size}-dimensional vectors; this run's are {dim}"
                     )
+                if (have.datatype or models.Datatype.FLOAT32) != datatype:
+                    kept = (have.datatype or models.Datatype.FLOAT32).value
+                    raise StoreError(
+                        f"collection {self.collection} holds {kept} vectors; this run's are {datatype.value}"
+                    )
                 return False
-            # Dot product of L2-normalised vectors: cosine, the scores exact search over Parquet gives.
-            params = models.VectorParams(size=dim, distance=models.Distance.DOT)
+            # Dot product of L2-normalised vectors: cosine, the scores exact search over Parquet gives
+            # (int8: the query is scaled per dimension, stores.base.query_vector).
+            params = models.VectorParams(size=dim, distance=models.Distance.DOT, datatype=datatype)
             c.create_collection(self.collection, vectors_config={DENSE: params})
             if not self.sink.local:  # local mode keeps no payload indexes
                 c.create_payload_index(self.collection, "doc_key", models.PayloadSchemaType.KEYWORD)
@@ -100,11 +126,12 @@ class QdrantStore(VectorStore):
         client.delete(self.collection, points_selector=models.PointIdsList(points=points), wait=True)
 
     def query(self, vector: np.ndarray, top_k: int) -> list[Hit]:
+        sent, offset = self.query_vector(vector)
         c = self.client()
         try:
             res = c.query_points(
                 self.collection,
-                query=np.asarray(vector, np.float32).tolist(),
+                query=sent.tolist(),
                 using=DENSE,
                 limit=top_k,
                 with_payload=True,
@@ -116,7 +143,7 @@ class QdrantStore(VectorStore):
                 str(p.id),
                 e["doc_id"],
                 e["chunk_index"],
-                float(p.score),
+                float(p.score) + offset,
                 e.get("page_start"),
                 e.get("section"),
                 e.get("text"),

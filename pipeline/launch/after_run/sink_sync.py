@@ -33,6 +33,7 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.sink_uri import SinkUri, parse, redact, redact_text
 from docbeam.pipeline.core.stages import Stage
+from docbeam.pipeline.core.vector_format import VectorFormat
 from docbeam.pipeline.io import outputs, storage
 from docbeam.pipeline.launch.running.execute import execute_store_write
 from docbeam.pipeline.stores import store_for
@@ -43,7 +44,7 @@ T = TypeVar("T")
 LOCAL_WRITER = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
 
 
-def check(uris: list[str], dim: int) -> list[bool]:
+def check(uris: list[str], dim: "int | VectorFormat") -> list[bool]:
     """Step 1 for every --sink: one line (exit 2) naming the store when it cannot take this run.
     Returns, per store, whether its collection was created now."""
     created = []
@@ -55,7 +56,7 @@ def check(uris: list[str], dim: int) -> list[bool]:
             raise UsageError(f"--sink {sink.redacted}: the same store as --sink {seen[key]}")
         seen[key] = sink.redacted
         try:
-            created.append(store_for(sink).ensure(dim))
+            created.append(store_for(sink, dim if isinstance(dim, VectorFormat) else None).ensure(dim))
         except StoreError as exc:
             raise UsageError(f"--sink {sink.redacted}: {redact_text(str(exc), [uri])}") from None
         except ImportError as exc:  # the store's client is an extra
@@ -114,7 +115,12 @@ class RunChunks:
 
 
 def write_all(
-    uris: list[str], output: str, dim: int, options: PipelineOptions, store_text: bool, removed: list[str]
+    uris: list[str],
+    output: str,
+    dim: "int | VectorFormat",
+    options: PipelineOptions,
+    store_text: bool,
+    removed: list[str],
 ) -> tuple[list[dict], dict]:
     """Steps 2-4 for every --sink; returns a record per store (for the manifest) and the sink
     stage's metrics (its wall time is the stores' write time, for the cost report)."""
@@ -140,10 +146,12 @@ def write_all(
     return records, totals
 
 
-def _write_one(uri: str, run: RunChunks, dim: int, options: PipelineOptions, store_text: bool) -> tuple[dict, dict]:
+def _write_one(
+    uri: str, run: RunChunks, dim: "int | VectorFormat", options: PipelineOptions, store_text: bool
+) -> tuple[dict, dict]:
     expected = run.expected
     sink = parse(uri)
-    store = store_for(sink)
+    store = store_for(sink, dim if isinstance(dim, VectorFormat) else None)
     retries: list[int] = []
     t0 = time.perf_counter()
     error = None
@@ -169,6 +177,7 @@ def _write_one(uri: str, run: RunChunks, dim: int, options: PipelineOptions, sto
         stale = sorted(set(stored) - set(expected))
         deleted = _retrying(lambda: store.delete(stale), retries, uri) if stale else 0
         stored = {k: v for k, v in stored.items() if k in expected}
+        _retrying(store.after_write, retries, uri)
         reconciled = True
     except Exception as exc:  # the store may still hold chunks Parquet no longer has
         error = error or _error_line(exc, uri)

@@ -49,7 +49,7 @@ from docbeam.pipeline.io.checkpoints import (
     installed_default_record,
     stage_checkpoint,
 )
-from docbeam.pipeline.launch.planning import model_languages
+from docbeam.pipeline.launch.planning import model_languages, vector_plan
 from docbeam.pipeline.launch.running.options import DocbeamOptions
 
 log = logging.getLogger("docbeam")
@@ -180,12 +180,14 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
     before = json.loads(storage.read_text(path)).get("settings", {})
     values = before.get("values", {})
     vectors, extractions = fingerprint.changed_parts(values, settings)
+    convert = vector_plan.convertible(values, settings)  # only --dims/--vector-dtype: convert, not encode
+    vectors = [] if convert else vectors
 
     def files(table: str) -> list[str]:
         return outputs.files(previous, table, tables.SUFFIX[table])
 
     found = (previous, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS))
-    if not vectors and not extractions:
+    if not vectors and not extractions and not convert:
         return Reuse(*found, True)
     rerun = fingerprint.extractor_kinds_changed(values, settings)
     need_encoder = [ex.name for ex in exs if ex.name in rerun and not _text_only(ex)]
@@ -199,15 +201,20 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
             why,
         )
         return Reuse(*found, False)
-    log.info(
-        "--reuse %s: extractor settings changed (%s): vectors reused; extractors run on reused documents: %s",
-        previous,
-        "; ".join(extractions),
-        ", ".join(rerun) or "none",
-    )
+    if extractions:
+        log.info(
+            "--reuse %s: extractor settings changed (%s): vectors reused; extractors run on reused documents: %s",
+            previous,
+            "; ".join(extractions),
+            ", ".join(rerun) or "none",
+        )
+    if convert:
+        log.info("--reuse %s: %s", previous, vector_plan.converting(values, settings))
     kept = tuple(k for k in (settings.get("extractors") or {}) if k not in rerun)
     previous_hash = before.get("hash") or fingerprint.settings_hash(values)
-    return Reuse(*found, False, previous_hash=previous_hash, copy_kinds=kept, run_kinds=tuple(rerun))
+    return Reuse(
+        *found, False, previous_hash=previous_hash, copy_kinds=kept, run_kinds=tuple(rerun), convert_vectors=convert
+    )
 
 
 def encoder_platform(options: PipelineOptions, hardware: str | None) -> str:
@@ -434,12 +441,18 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
     }
     if d.language == languages.AUTO:  # the detector decides each document's rules: a new one may differ
         outputs_depend_on["language_detector"] = language_id.identity()
+    vectors = vector_plan.vector_format(d, ckpt)
+    if not vectors.default:  # only with --dims/--vector-dtype: runs without them keep their fingerprints
+        outputs_depend_on[vector_plan.SETTING] = vector_plan.setting(vectors)
     if ner:  # only with --ner-model: runs without it keep their fingerprints
         outputs_depend_on["ner"] = {
             "checkpoint": checkpoint_hash(checkpoint_dir(ner.encoder.model), ner.weights_sha256),
             "aggregation": ner.aggregation,
         }
+    reuse = _previous_run(d.reuse, d.output, outputs_depend_on, exs) if d.reuse else None
     return JobPlan(
+        vectors=None if vectors.default else vectors,
+        vector_ranges=vector_plan.fixed_ranges(vectors, reuse),
         inputs=inputs,
         output=d.output or "",
         parse=parse_config(d),
@@ -464,7 +477,7 @@ def make_plan(options: PipelineOptions, *, needs_output: bool = True, needs_inpu
         extractors=exs,
         no_store_text=d.no_store_text,
         settings=outputs_depend_on,
-        reuse=_previous_run(d.reuse, d.output, outputs_depend_on, exs) if d.reuse else None,
+        reuse=reuse,
         input_files=len(listing),
         input_bytes=sum(size for size, _ in listing.values()),
         prompt_name=prompt,

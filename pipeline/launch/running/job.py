@@ -28,7 +28,7 @@ from docbeam.pipeline.graph import host_pool, runners
 from docbeam.pipeline.graph.job_plan import JobPlan, Reuse
 from docbeam.pipeline.ingest import language_id
 from docbeam.pipeline.io import outputs, storage
-from docbeam.pipeline.launch.after_run import manifest, sink_sync
+from docbeam.pipeline.launch.after_run import manifest, sink_sync, vector_record
 from docbeam.pipeline.launch.commands.estimate import estimate, render
 from docbeam.pipeline.launch.display.progress_display import Display
 from docbeam.pipeline.launch.planning import model_languages
@@ -179,7 +179,7 @@ def prepare(argv: list[str]) -> Launch:
         plan = stage_for_workers(plan, options)
     attention = resolve_attention(plan) if local else remote_attention(d.attention)
     if d.sink:  # before anything runs: a store that cannot take the chunks refuses the run (exit 2)
-        sink_sync.check(d.sink, plan.config.embedding_dim)
+        sink_sync.check(d.sink, plan.vector_format)
     return Launch(plan, options, argv, local, make_rates(d, local=local), attention)
 
 
@@ -278,6 +278,7 @@ def run_waves(
             file_prefix=wave.key,
             committed_documents=waves.document_files(plan.output, list(done.records)),
         )
+        wave_plan = dataclasses.replace(wave_plan, vector_ranges=vector_record.for_wave(wave_plan))
         waves.record_job(plan.output, redact_args(launch.argv), wave, [f for f, *_ in files] if files else None)
         try:
             totals, wall = execute(wave_plan, launch.job_options, handler)
@@ -289,6 +290,7 @@ def run_waves(
                 raise KeyboardInterrupt from None
             raise
         inputs_done = [f for f, *_ in files] if files else sorted(list_files(plan.inputs))
+        vector_record.keep(wave_plan, wave.key)  # before the commit: a resumed run finds the ranges
         done = done.plus(waves.commit(plan.output, wave, inputs_done, totals, wall, plan.settings))
         if budget and i < len(todo) and budget.spent(done.wall) > budget.usd:
             raise BudgetSpent(
@@ -354,6 +356,7 @@ def _reuse_record(reuse: Reuse, totals: dict, removed: list[str]) -> dict:
         "budget_sample": reuse.budget_sample,
         "same_settings": reuse.same_settings,
         "vectors_reused": reuse.reuses_vectors,
+        "vectors_converted": reuse.convert_vectors,  # copied full float32 vectors, cut/quantised to this run's format
         "extractors_run_on_reused": list(reuse.run_kinds),
         "documents_reused": int(reused.get("elements_out", 0)),
         "tokens_reused": int(reused.get("tokens", 0)),
@@ -390,7 +393,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
         sink_records, sink_totals = sink_sync.write_all(
             launch.flags.sink,
             plan.output,
-            plan.config.embedding_dim,
+            plan.vector_format,
             launch.job_options,
             not plan.no_store_text,
             # the replaced run's documents too (--overwrite): its chunks this run lacks go
@@ -446,6 +449,7 @@ def finalize(launch: Launch, done: WavesDone, timeline: list[dict] | None = None
     }
     if plan.reuse is not None:
         man["reuse"] = _reuse_record(plan.reuse, totals, removed)
+    man["vectors"] = vector_record.record(plan)
     man["storage_retries"] = storage.retry_count()
     man["run_id"] = run_folder.run_id(plan.output)
     d = launch.flags
