@@ -2,15 +2,17 @@
 `top_k x RESCORE_MULTIPLIER` candidates rescored with the float32 query against their
 dequantised vectors (sentence-transformers' `semantic_search_faiss(..., rescore=True)`).
 
-- int8: the query quantised with the run's chunk ranges; score = the integer dot product of
-  the codes (exact in float32: at most 1,024 x 128 x 128 < 2^24 per dimension count used here)
+- int8: the chunks' codes against the float32 query scaled per dimension by the bucket size
+  (q * steps): q . dequantised chunk = that score + a constant per query, so the candidates are
+  ranked as float32 would rank the decoded vectors, the chunks read as int8 (an int8 x int8
+  product of quantised query and codes, measured first, lost recall: README, Vector formats)
 - binary: score = minus the Hamming distance of the packed bits (XOR, popcount)
 - rescoring: float32 query . dequantised chunk (int8: bucket bottoms; binary: +-1/sqrt(dim))
 """
 
 import numpy as np
 
-from docbeam.pipeline.core.vector_format import BINARY, INT8, dequantize, quantize
+from docbeam.pipeline.core.vector_format import BINARY, INT8, dequantize, int8_steps, quantize
 from docbeam.pipeline.search import run_chunks, topk
 from docbeam.pipeline.search.run_chunks import RunChunks
 
@@ -18,8 +20,8 @@ from docbeam.pipeline.search.run_chunks import RunChunks
 RESCORE_MULTIPLIER = {INT8: 4, BINARY: 10}
 
 
-def _int8_scores(block: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    return block.astype(np.float32) @ codes.astype(np.float32).T
+def _int8_scores(block: np.ndarray, scaled: np.ndarray) -> np.ndarray:
+    return block.astype(np.float32) @ scaled.T
 
 
 def _hamming_scores(block: np.ndarray, bits: np.ndarray) -> np.ndarray:
@@ -35,8 +37,13 @@ SCORERS = {INT8: _int8_scores, BINARY: _hamming_scores}
 def candidates(chunks: RunChunks, queries: np.ndarray, n: int, keep: np.ndarray | None) -> np.ndarray:
     """[q, <=n] rows: the best by the stored type's own score."""
     fmt = chunks.vector_format
-    codes = quantize(queries, fmt.dtype, chunks.ranges)
-    _, rows = topk.exact_topk(codes, run_chunks.stored_blocks(chunks), n, SCORERS[fmt.dtype], keep)
+    if fmt.dtype == INT8:
+        assert chunks.ranges is not None, "open_run refuses an int8 run without ranges"
+        _, steps = int8_steps(chunks.ranges)
+        asked = queries * steps
+    else:
+        asked = quantize(queries, fmt.dtype)
+    _, rows = topk.exact_topk(asked, run_chunks.stored_blocks(chunks), n, SCORERS[fmt.dtype], keep)
     return rows
 
 
