@@ -164,3 +164,32 @@ def test_a_model_card_that_names_matryoshka_is_trained_for_truncation(tmp_path):
     assert trained_for_truncation(tmp_path) is None
     (tmp_path / "README.md").write_text("---\ntags:\n- loss:MatryoshkaLoss\n---\n# a model\n")
     assert trained_for_truncation(tmp_path) == "README.md"
+
+
+def test_docbeam_embed_gives_vectors_as_a_run_stores_them(int8_run, capsys):
+    from docbeam.pipeline import cli
+    from docbeam.pipeline.encode.embed import embed
+
+    out, _ = int8_run
+    full = embed(["how are vectors stored?"])
+    assert cli.main(["embed", "how are vectors stored?", "--dtype", "float32", "--like", str(out)]) == 0
+    codes = np.asarray(json.loads(capsys.readouterr().out), np.int8)
+    theirs = quantize_embeddings(truncate(full, 128), "int8", ranges=_ranges(out, "chunks"))
+    assert codes.tobytes() == theirs.tobytes()
+    assert cli.main(["embed", "how are vectors stored?", "--dtype", "float32", "--dims", "64"]) == 0
+    cut = np.asarray(json.loads(capsys.readouterr().out), np.float32)
+    np.testing.assert_allclose(cut, truncate(full, 64), atol=1e-6)
+
+
+def test_a_budget_sample_and_the_rest_of_an_int8_run_share_one_set_of_ranges(sample_run, tmp_path):
+    """--budget-usd runs a sample first and copies its codes: the rest must use the sample's ranges."""
+    f32 = sample_run[0]
+    out = tmp_path / "budget"
+    run_job(SAMPLES / "*", out, "--vector-dtype", "int8", "--budget-usd", "100", "--budget-sample", "20")
+    ranges = _ranges(out, "chunks")
+    full, codes = _by_key(f32, "chunks"), _by_key(out, "chunks")
+    keys = sorted(full)
+    theirs = quantize_embeddings(_matrix(full, keys), "int8", ranges=ranges)
+    ours = _matrix(codes, keys).astype(np.int16)
+    # one set of ranges decodes every code (per-batch bfloat16 noise moves a value at an edge one bucket)
+    assert np.abs(ours - theirs).max() <= 1 and (ours == theirs).mean() > 0.99

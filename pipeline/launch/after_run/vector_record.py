@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 
+from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.vector_format import INT8, RANGES_FILE
 from docbeam.pipeline.graph.job_plan import JobPlan
 from docbeam.pipeline.graph.vector_output import VECTOR_TABLES, ranges_prefix
@@ -23,6 +24,21 @@ def for_wave(plan: JobPlan) -> dict | None:
         return plan.vector_ranges
     kept = vector_ranges.read(plan.output)
     return None if kept is None else {t: np.asarray(r).tolist() for t, r in kept.items()}
+
+
+def calibrated(folder: str) -> dict | None:
+    """The int8 ranges a job under `folder` calibrated (the --budget-usd sample's): the run's file
+    if written, else the first wave's own files; None when there are none."""
+    kept = vector_ranges.read(folder)
+    if kept is None:
+        found = {}
+        listed = sorted(storage.list_prefix(tables.folder(folder, tables.VECTORS)))
+        for table in VECTOR_TABLES:
+            mine = [p for p in listed if p.endswith(f"-{table}-ranges.json")]
+            if mine:
+                found[table] = json.loads(storage.read_text(mine[0]).strip())
+        return found or None
+    return {t: np.asarray(r).tolist() for t, r in kept.items()}
 
 
 def keep(plan: JobPlan, wave_key: str) -> None:

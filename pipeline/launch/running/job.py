@@ -21,6 +21,7 @@ from docbeam.pipeline.core.exit_status import ExitStatus
 from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.sink_uri import redact, redact_args, without_sinks
 from docbeam.pipeline.core.stages import Stage
+from docbeam.pipeline.core.vector_format import INT8
 from docbeam.pipeline.cost import report
 from docbeam.pipeline.cost.pricing import PriceTable, PricingError, Rates
 from docbeam.pipeline.encode import cpu_devices
@@ -334,7 +335,9 @@ def check_budget(launch: Launch) -> JobPlan:
         return outputs.files(sample_out, table, tables.SUFFIX[table])
 
     sample = Reuse(sample_out, files(tables.DOCUMENTS), files(tables.CHUNKS), files(tables.EXTRACTIONS), True, True)
-    return dataclasses.replace(plan, reuse=sample)
+    # int8: the sample's codes are copied as they are, so the run quantises with the sample's ranges
+    ranges = vector_record.calibrated(sample_out) if plan.vector_format.dtype == INT8 else None
+    return dataclasses.replace(plan, reuse=sample, vector_ranges=ranges)
 
 
 def _removed(plan: JobPlan) -> list[str]:
