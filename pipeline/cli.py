@@ -348,7 +348,7 @@ def cmd_search(argv: list[str]) -> int:
         print(format.render_json(ns.run, ns.query, model, method, found))
     else:
         head = f"{len(found)} of {chunks.n_rows:,} chunks of {ns.run} (model {model}, {method}):"
-        print(format.render_text(found, head))
+        print(format.render_text(found, head, "no chunk matches --where" if wheres else "the run has no chunks"))
     return ExitStatus.OK
 
 

@@ -28,10 +28,10 @@ def where(hit: dict) -> str:
     return ", ".join(parts)
 
 
-def render_text(hits: list[dict], header: str) -> str:
+def render_text(hits: list[dict], header: str, empty: str = "the run has no chunks") -> str:
     lines = [header]
     if not hits:
-        lines.append("  (the run has no chunks)")
+        lines.append(f"  ({empty})")
     for h in hits:
         lines.append(f"{h['rank']:>3}. {h['score']:.3f}  {where(h)}  (chunk {h['chunk_index']})")
         lines.append(f"     {snippet(h.get('text'), h)}")

@@ -34,7 +34,20 @@ def _hamming_scores(block: np.ndarray, bits: np.ndarray) -> np.ndarray:
 SCORERS = {INT8: _int8_scores, BINARY: _hamming_scores}
 
 
-def candidates(chunks: RunChunks, queries: np.ndarray, n: int, keep: np.ndarray | None) -> np.ndarray:
+# A run whose stored vectors fit in this many bytes is read once per search, its blocks kept for
+# the rescoring; a larger one is read twice (the candidates, then their vectors).
+KEEP_BLOCKS_BYTES = 64 << 20
+
+
+def _blocks(chunks: RunChunks):
+    """The stored blocks, as a list when they fit KEEP_BLOCKS_BYTES (read once), else a re-reader."""
+    if chunks.n_rows * chunks.vector_format.width <= KEEP_BLOCKS_BYTES:
+        kept = list(run_chunks.stored_blocks(chunks))
+        return lambda: kept
+    return lambda: run_chunks.stored_blocks(chunks)
+
+
+def candidates(chunks: RunChunks, queries: np.ndarray, n: int, keep: np.ndarray | None, blocks=None) -> np.ndarray:
     """[q, <=n] rows: the best by the stored type's own score."""
     fmt = chunks.vector_format
     if fmt.dtype == INT8:
@@ -43,16 +56,16 @@ def candidates(chunks: RunChunks, queries: np.ndarray, n: int, keep: np.ndarray 
         asked = queries * steps
     else:
         asked = quantize(queries, fmt.dtype)
-    _, rows = topk.exact_topk(asked, run_chunks.stored_blocks(chunks), n, SCORERS[fmt.dtype], keep)
+    _, rows = topk.exact_topk(asked, (blocks or _blocks(chunks))(), n, SCORERS[fmt.dtype], keep)
     return rows
 
 
-def stored_rows(chunks: RunChunks, rows: np.ndarray) -> np.ndarray:
+def stored_rows(chunks: RunChunks, rows: np.ndarray, blocks=None) -> np.ndarray:
     """The stored vectors of `rows` (sorted, unique), in that order: one pass over the blocks."""
     out = np.empty(
         (len(rows), chunks.vector_format.width), np.uint8 if chunks.vector_format.dtype == BINARY else np.int8
     )
-    for first, block in run_chunks.stored_blocks(chunks):
+    for first, block in (blocks or _blocks(chunks))():
         lo, hi = np.searchsorted(rows, [first, first + len(block)])
         if hi > lo:
             out[lo:hi] = block[rows[lo:hi] - first]
@@ -63,9 +76,10 @@ def search(chunks: RunChunks, queries: np.ndarray, top_k: int, keep=None) -> tup
     """(scores, rows) [q, <=top_k] best first: candidates in the stored type, rescored in float32."""
     fmt = chunks.vector_format
     queries = np.atleast_2d(np.asarray(queries, np.float32))
-    cand = candidates(chunks, queries, top_k * RESCORE_MULTIPLIER[fmt.dtype], keep)
+    blocks = _blocks(chunks)
+    cand = candidates(chunks, queries, top_k * RESCORE_MULTIPLIER[fmt.dtype], keep, blocks)
     wanted = np.unique(cand[cand >= 0])
-    vectors = dequantize(stored_rows(chunks, wanted), fmt.dtype, fmt.dim, chunks.ranges)
+    vectors = dequantize(stored_rows(chunks, wanted, blocks), fmt.dtype, fmt.dim, chunks.ranges)
     k = min(top_k, cand.shape[1])
     scores, rows = np.empty((len(queries), k), np.float32), np.empty((len(queries), k), np.int64)
     for i, q in enumerate(queries):

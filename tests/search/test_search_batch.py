@@ -98,3 +98,8 @@ def test_a_where_without_a_value_is_refused(sample_run, capsys):
 
 def test_row_mask_is_none_without_conditions(sample_run):
     assert filters.row_mask(open_run(str(sample_run[0])), []) is None
+
+
+def test_a_where_that_matches_nothing_says_so(sample_run, capsys):
+    status, got, _ = search(capsys, str(sample_run[0]), "q", "--where", "language=de")
+    assert status == 0 and got[1] == "  (no chunk matches --where)"
