@@ -193,3 +193,25 @@ def test_a_budget_sample_and_the_rest_of_an_int8_run_share_one_set_of_ranges(sam
     ours = _matrix(codes, keys).astype(np.int16)
     # one set of ranges decodes every code (per-batch bfloat16 noise moves a value at an edge one bucket)
     assert np.abs(ours - theirs).max() <= 1 and (ours == theirs).mean() > 0.99
+
+
+def test_int8_search_keeps_99_percent_of_float32s_top_10_on_the_labelled_questions(sample_run, tmp_path):
+    """README's recommendation, held: an int8 conversion of the sample run (all 384 dimensions)
+    returns at least 0.99 of float32 exact search's top 10 for the quality set's questions."""
+    from docbeam.pipeline.search.hits import exact_rows
+    from docbeam.pipeline.search.query import embed_queries
+    from docbeam.pipeline.search.run_chunks import open_run, read_rows
+    from tests.search.quality import questions
+
+    f32 = sample_run[0]
+    out = tmp_path / "int8-384"
+    run_job(SAMPLES / "*", out, "--reuse", str(f32), "--vector-dtype", "int8")
+    runs = [open_run(str(f32)), open_run(str(out))]
+    vectors = embed_queries(runs[0].manifest["model"], [q["q"] for q in questions()])
+    tops = []
+    for run in runs:
+        _, rows = exact_rows(run, vectors, 10)
+        keys = read_rows(run, sorted({int(r) for r in rows.ravel()}), ("doc_id", "chunk_index"))
+        tops.append([{(keys[int(r)]["doc_id"], keys[int(r)]["chunk_index"]) for r in ranked} for ranked in rows])
+    recall = np.mean([len(a & b) / 10 for a, b in zip(*tops)])
+    assert recall >= 0.99, recall
