@@ -66,6 +66,12 @@ class Extractor:
         return []
 
 
+def text_only(ex: Extractor) -> bool:
+    """An extractor that reads the text alone (no encoder segments, no vectors): it can run on a
+    document without the encoder."""
+    return all(getattr(type(ex), m) is getattr(Extractor, m) for m in ("candidates", "shared_segments", "extract"))
+
+
 def candidate_text(v: SegmentVector) -> str:
     """An extraction candidate's text (candidates keep theirs; chunk vectors do not)."""
     if v.text is None:

@@ -15,7 +15,7 @@ from docbeam.pipeline.core import tables
 from docbeam.pipeline.core.records import Segment
 from docbeam.pipeline.core.tables import ERRORS
 from docbeam.pipeline.encode.handler import EncoderHandler
-from docbeam.pipeline.graph import ner_branch, reuse, table_writers, vector_output
+from docbeam.pipeline.graph import ner_branch, reuse, reuse_extract, table_writers, vector_output
 from docbeam.pipeline.graph.dofns import (
     Assemble,
     ChunkDocuments,
@@ -42,10 +42,14 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
     files = files | "SpreadFiles" >> beam.Reshuffle()
     parsed = files | "Parse" >> beam.ParDo(ParseFile(plan.parse, plan.host_processes)).with_outputs(ERRORS, main="docs")
     committed = _committed_ids(p, plan)
-    docs, copied, errors = parsed.docs, {}, [parsed[ERRORS]]
+    docs, copied, errors, again = parsed.docs, {}, [parsed[ERRORS]], None
     if plan.reuse is not None:
-        docs, copied, reuse_errors = reuse.split(p, docs, committed, plan)
+        docs, copied, reuse_errors, reused = reuse.split(p, docs, committed, plan)
         errors.append(reuse_errors)
+        if reuse_extract.encoded_extractors(plan):  # their candidates join the encoder pass
+            again = reused | "ReusedCandidates" >> beam.ParDo(reuse_extract.Candidates(plan)).with_outputs(
+                reuse_extract.Candidates.INFO, main="segments"
+            )
     chunked = (
         docs
         # Batches for the tokenizer, sized by text (KiB), not count: 256 documents of 64 MiB
@@ -58,6 +62,8 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         | "Chunk" >> beam.ParDo(ChunkDocuments(plan)).with_outputs(ERRORS, ChunkDocuments.INFO, main="segments")
     )
     segments = chunked.segments  # lists of segments
+    if again is not None:
+        segments = (segments, again.segments) | "WithReusedCandidates" >> beam.Flatten()
     shared = _shared_segments(plan)
     if shared:
         segments = (segments, p | "SharedSegments" >> beam.Create([shared])) | "AllSegments" >> beam.Flatten()
@@ -73,19 +79,25 @@ def build(p: beam.Pipeline, plan: JobPlan, handler: EncoderHandler | None = None
         "vec": vectors.by_doc,  # (doc_id, [vectors]) per document and encoded batch
         "committed": committed,
     }
-    assembled = (
-        by_doc
-        | "GroupByDoc" >> beam.CoGroupByKey()
-        | "Assemble"
-        >> beam.ParDo(Assemble(plan), beam.pvalue.AsList(shared_vectors)).with_outputs(
-            ERRORS, Assemble.CHUNKS, Assemble.EXTRACTIONS, main="documents"
-        )
+    if again is not None:
+        by_doc["reused"] = again[reuse_extract.Candidates.INFO]
+    grouped = by_doc | "GroupByDoc" >> beam.CoGroupByKey()
+    assembled = grouped | "Assemble" >> beam.ParDo(Assemble(plan), beam.pvalue.AsList(shared_vectors)).with_outputs(
+        ERRORS, Assemble.CHUNKS, Assemble.EXTRACTIONS, main="documents"
     )
     outputs = {
         tables.DOCUMENTS: assembled.documents,
         tables.CHUNKS: assembled[Assemble.CHUNKS],
         tables.EXTRACTIONS: ner_branch.with_entities(assembled[Assemble.EXTRACTIONS], docs, assembled.documents, plan),
     }
+    if again is not None:  # rows of the extractors run on reused documents' copied vectors
+        extracted = grouped | "ExtractReused" >> beam.ParDo(
+            reuse_extract.Extract(plan), beam.pvalue.AsList(shared_vectors)
+        )
+        copied = {
+            **copied,
+            tables.EXTRACTIONS: (copied[tables.EXTRACTIONS], extracted) | "ReusedExtractions" >> beam.Flatten(),
+        }
     # Encoded and copied rows together, the vectors as --dims/--vector-dtype store them.
     outputs = vector_output.shaped(outputs, copied, plan)
     outputs[ERRORS] = (*errors, chunked[ERRORS], assembled[ERRORS]) | "AllErrors" >> beam.Flatten()

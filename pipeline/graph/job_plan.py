@@ -23,11 +23,13 @@ class Reuse:
     extractions: list[str]
     same_settings: bool  # every setting equal: documents, chunks and extractions are copied
     budget_sample: bool = False  # the --budget-usd sample of this very run, not an earlier run
-    # Only the extractors differ, and only text-only ones (README, "Incremental runs"): the vectors
-    # are copied, the previous documents matched by `previous_hash` (their fingerprints' settings).
+    # Only the extractors differ (README, "Incremental runs"): the vectors are copied, the previous
+    # documents matched by `previous_hash` (their fingerprints' settings).
     previous_hash: str | None = None
     copy_kinds: tuple[str, ...] | None = None  # extractors whose previous rows are copied (None: all)
-    run_kinds: tuple[str, ...] = ()  # text-only extractors run on the reused documents
+    # extractors run on the reused documents: text-only ones on the text, the others on the copied
+    # vectors with their own candidates encoded (graph.reuse_extract)
+    run_kinds: tuple[str, ...] = ()
     # Only --dims/--vector-dtype differ from a run that kept the full float32 vectors: they are
     # copied and converted (graph.vector_output), not encoded again.
     convert_vectors: bool = False

@@ -8,9 +8,10 @@ Two Beam joins, both CoGroupByKey on doc_id, so they scale with the corpus:
     reused documents + previous documents/chunks/extractions rows
         -> Copy: the previous vectors and extractions; source, metadata and text from the new input
 
-The encoder never sees a reused document. When only text-only extractors differ from the
-previous run's (`Reuse.run_kinds`), Copy copies the vectors and the unchanged extractors' rows,
-and runs those extractors on the text. Documents gone from the input are found by the
+The encoder never sees a reused document's text. When only extractors differ from the previous
+run's (`Reuse.run_kinds`), Copy copies the vectors and the unchanged extractors' rows, and runs
+those extractors: text-only ones on the text, the others on the copied vectors with only their
+candidates encoded (reuse_extract). Documents gone from the input are found by the
 launcher after the run (previous ids minus this run's), across all waves.
 """
 
@@ -22,6 +23,7 @@ from docbeam.pipeline.core import fingerprint, tables
 from docbeam.pipeline.core.records import Document
 from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.metering import StageMeter
+from docbeam.pipeline.graph import reuse_extract
 from docbeam.pipeline.graph.assemble import pages_of, pick_winner, section_of, written_earlier
 from docbeam.pipeline.graph.job_plan import JobPlan
 
@@ -62,7 +64,10 @@ class Decide(beam.DoFn):
 
 
 class Copy(beam.DoFn):
-    """A reused document's rows from the previous run, with this input's source and text."""
+    """A reused document's rows from the previous run, with this input's source and text; on
+    CANDIDATES, the document and its copied vectors for the encoder extractors that run on it."""
+
+    CANDIDATES = "candidates"
 
     def __init__(self, plan: JobPlan):
         self.plan = plan
@@ -74,6 +79,7 @@ class Copy(beam.DoFn):
         keep = reuse.copy_kinds
         self.keep = None if keep is None else [ex for ex in self.plan.extractors if ex.name in keep]
         self.run = [ex for ex in self.plan.extractors if ex.name in reuse.run_kinds]
+        self.encoded = bool(reuse_extract.encoded_extractors(self.plan))
 
     def process(self, item):
         doc_id, grouped = item
@@ -96,7 +102,8 @@ class Copy(beam.DoFn):
         }
         self.meter.add(elements_out=1, tokens=old["n_tokens"])
         yield row
-        for c in grouped[tables.CHUNKS]:
+        chunks = list(grouped[tables.CHUNKS])
+        for c in chunks:
             yield beam.pvalue.TaggedOutput(
                 tables.CHUNKS,
                 {
@@ -112,6 +119,8 @@ class Copy(beam.DoFn):
         for ex in self.run:  # text-only extractors added or changed since the previous run
             for e in ex.text_rows(doc):
                 yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
+        if self.encoded:
+            yield beam.pvalue.TaggedOutput(self.CANDIDATES, reuse_extract.copied(doc, old, chunks))
 
 
 def _metadata(doc: Document) -> str | None:
@@ -126,7 +135,8 @@ def _read(p, name: str, files: list[str], columns: list[str] | None = None) -> b
 
 
 def split(p: beam.Pipeline, docs: beam.PCollection, committed: beam.PCollection, plan: JobPlan):
-    """(documents to encode, {table: copied rows}, errors) for a run with --reuse."""
+    """(documents to encode, {table: copied rows}, errors, reused documents whose extractors
+    need their candidates encoded) for a run with --reuse."""
     reuse = plan.reuse
     assert reuse is not None, "reuse.split: a plan without --reuse"
     previous = _read(p, "Fingerprints", reuse.documents, ["doc_id", "fingerprint"]) | beam.Map(
@@ -145,7 +155,10 @@ def split(p: beam.Pipeline, docs: beam.PCollection, committed: beam.PCollection,
             tables.EXTRACTIONS: _read(p, "Extractions", reuse.extractions),
         }
         | "GroupReused" >> beam.CoGroupByKey()
-        | "Copy" >> beam.ParDo(Copy(plan)).with_outputs(tables.CHUNKS, tables.EXTRACTIONS, main=tables.DOCUMENTS)
+        | "Copy"
+        >> beam.ParDo(Copy(plan)).with_outputs(
+            tables.CHUNKS, tables.EXTRACTIONS, Copy.CANDIDATES, main=tables.DOCUMENTS
+        )
     )
     rows = {t: copied[t] for t in (tables.DOCUMENTS, tables.CHUNKS, tables.EXTRACTIONS)}
-    return decided.encode, rows, decided[tables.ERRORS]
+    return decided.encode, rows, decided[tables.ERRORS], copied[Copy.CANDIDATES]

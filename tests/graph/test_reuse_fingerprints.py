@@ -1,8 +1,10 @@
 """The two fingerprints (README, "Incremental runs"): what the vectors depend on and what the
-extractions depend on. `--reuse` with only text-only extractors changed copies the vectors and
-runs just those extractors; `--resume` refuses a run made with other settings; what the log
-says, the manifest records and the cost report prices agree."""
+extractions depend on. `--reuse` with only extractors changed copies the vectors and runs just
+those extractors (one that needs the encoder on its own candidates alone); `--resume` refuses a
+run made with other settings; what the log says, the manifest records and the cost report
+prices agree."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -104,13 +106,64 @@ def test_a_reused_run_carries_its_own_fingerprints_and_drops_an_extractor_no_lon
     assert entity_rows(out / "dropped") == entity_rows(out / "fresh")
 
 
-def test_an_extractor_that_needs_the_encoder_encodes_again_and_says_why(corpora, chain, tmp_path, caplog):
+def extraction_rows(out) -> dict:
+    rows = table(out, "extractions").to_pylist()
+    return {(r["doc_id"], r["kind"], r["value"], r["start_char"], r["end_char"]): r["score"] for r in rows}
+
+
+def chunk_vectors(out) -> dict:
+    rows = table(out, "chunks", ["doc_id", "chunk_index", "embedding"]).to_pylist()
+    return {(r["doc_id"], r["chunk_index"]): r["embedding"] for r in rows}
+
+
+def same_rows(a: dict, b: dict) -> bool:
+    """The same rows; scores to float32 rounding (candidates packed in other batches)."""
+    return a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-5 for k in a)
+
+
+@pytest.fixture(scope="module")
+def changed(corpora, tmp_path_factory):
+    """summary, keyphrases and entities; then again reusing that with --summary-sentences 2 and
+    --keyphrase-top-n 3; and a fresh run with those settings."""
+    root, _ = corpora
+    out = tmp_path_factory.mktemp("changed")
+    v2 = root / "v2" / "docs.jsonl"
+    extract = ["--extract", "summary,keyphrases,entities"]
+    settings = ["--summary-sentences", "2", "--keyphrase-top-n", "3"]
+    first = run_job(v2, out / "first", *extract)
+    again = run_job(v2, out / "again", *extract, *settings, "--reuse", str(out / "first"))
+    fresh = run_job(v2, out / "fresh", *extract, *settings)
+    return out, first, again, fresh
+
+
+def test_an_encoder_extractor_setting_changed_encodes_its_candidates_alone(corpora, changed):
+    _, n = corpora
+    out, _, again, fresh = changed
+    r = again.manifest["reuse"]
+    assert (r["documents_reused"], r["documents_encoded"], r["vectors_reused"]) == (n, 0, True)
+    assert sorted(r["extractors_run_on_reused"]) == ["keyphrases", "summary"]
+    assert chunk_vectors(out / "again") == chunk_vectors(out / "first")  # copied, not encoded again
+    # The encoder ran exactly the candidates a fresh run encodes besides its windows.
+    windows = sum(table(out / "fresh", "chunks", ["n_tokens"]).column("n_tokens").to_pylist())
+    candidates = fresh.stage_totals["encode"]["tokens"] - windows
+    assert candidates > 0 and again.stage_totals["encode"]["tokens"] == candidates
+    assert same_rows(extraction_rows(out / "again"), extraction_rows(out / "fresh"))
+    assert {k[1] for k in extraction_rows(out / "again")} >= {"summary", "keyphrase"}
+    assert again.manifest["accounting"]["holds"]
+
+
+def test_adding_an_encoder_extractor_reuses_the_vectors_and_says_so(corpora, chain, tmp_path, caplog):
     root, n = corpora
     out, *_ = chain
-    res = run_job(root / "v2" / "docs.jsonl", tmp_path / "o", "--extract", "summary", "--reuse", str(out / "first"))
+    v2 = root / "v2" / "docs.jsonl"
+    caplog.set_level(logging.INFO, logger="docbeam")
+    res = run_job(v2, tmp_path / "o", "--extract", "keyphrases,summary", "--reuse", str(out / "first"))
     r = res.manifest["reuse"]
-    assert (r["documents_reused"], r["documents_encoded"], r["vectors_reused"]) == (0, n, False)
-    assert "summary need(s) the encoder: every document is encoded again" in caplog.text
+    assert (r["documents_reused"], r["documents_encoded"], r["vectors_reused"]) == (n, 0, True)
+    assert "summary (its candidates encoded)" in caplog.text and "encoded again" not in caplog.text
+    fresh = run_job(v2, tmp_path / "fresh", "--extract", "keyphrases,summary")
+    assert same_rows(extraction_rows(tmp_path / "o"), extraction_rows(tmp_path / "fresh"))
+    assert res.stage_totals["encode"]["tokens"] < fresh.stage_totals["encode"]["tokens"]
 
 
 def test_removed_ids_survive_any_character(chain):

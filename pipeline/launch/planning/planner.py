@@ -27,6 +27,7 @@ from docbeam.pipeline.core.flags import UsageError, extract_list
 from docbeam.pipeline.core.hardware import catalogue, parse_spec
 from docbeam.pipeline.encode.packing import PackSpec, spec_for
 from docbeam.pipeline.encode.runtime import TOKEN_CLASSIFICATION, EncoderSettings
+from docbeam.pipeline.extractors.base import text_only
 from docbeam.pipeline.extractors.labels import DEFAULT_LABELS
 from docbeam.pipeline.graph import runners
 from docbeam.pipeline.graph.job_plan import JobPlan, NerPlan, Reuse
@@ -162,16 +163,10 @@ def _extractor_fingerprint(ex: extractors.Extractor, settings: dict) -> dict:
     return {**_by_content(settings), "version": ex.version, **({"data": data} if data else {})}
 
 
-def _text_only(ex: extractors.Extractor) -> bool:
-    """An extractor that reads the text alone (no encoder segments, no vectors): it can run on a
-    document whose vectors are copied."""
-    base = extractors.Extractor
-    return all(getattr(type(ex), m) is getattr(base, m) for m in ("candidates", "shared_segments", "extract"))
-
-
 def _previous_run(previous: str, output: str | None, settings: dict, exs: list) -> Reuse:
     """The run `--reuse` names, its tables listed, and what of it this run can copy: everything
-    (the same settings), the vectors alone (only text-only extractors differ) or nothing."""
+    (the same settings), the vectors alone (only extractors differ: those added or changed run
+    on the copied vectors, with only their own candidates encoded) or nothing."""
     if output and previous.rstrip("/") == output.rstrip("/"):
         raise UsageError("--reuse and --output name the same folder; write the new run somewhere else")
     path = tables.join(previous, tables.MANIFEST)
@@ -190,10 +185,11 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
     if not vectors and not extractions and not convert:
         return Reuse(*found, True)
     rerun = fingerprint.extractor_kinds_changed(values, settings)
-    need_encoder = [ex.name for ex in exs if ex.name in rerun and not _text_only(ex)]
-    need_encoder += ["--ner-model"] if any(c.startswith("ner") for c in extractions) else []
-    if vectors or need_encoder:
-        why = f"; {', '.join(need_encoder)} need(s) the encoder" if not vectors else ""
+    # The token classifier's pass runs over the chunks' text in its own windows: a change of it
+    # encodes again (the extractors' candidates do not need the chunks encoded again).
+    ner_changed = ["--ner-model"] if any(c.startswith("ner") for c in extractions) else []
+    if vectors or ner_changed:
+        why = f"; {', '.join(ner_changed)} needs the encoder" if not vectors else ""
         log.warning(
             "--reuse %s: settings changed (%s)%s: every document is encoded again",
             previous,
@@ -201,12 +197,24 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
             why,
         )
         return Reuse(*found, False)
+    encoded = {ex.name for ex in exs if ex.name in rerun and not text_only(ex)}
+    kept_format = values.get(vector_plan.SETTING)
+    if encoded and kept_format is not None:
+        # Extractors score their candidates against the full float32 vectors, which a run that
+        # stored truncated or quantised ones no longer has.
+        log.warning(
+            "--reuse %s: %s need(s) the full float32 vectors; that run kept %s: every document is encoded again",
+            previous,
+            ", ".join(sorted(encoded)),
+            kept_format,
+        )
+        return Reuse(*found, False)
     if extractions:
         log.info(
             "--reuse %s: extractor settings changed (%s): vectors reused; extractors run on reused documents: %s",
             previous,
             "; ".join(extractions),
-            ", ".join(rerun) or "none",
+            ", ".join(f"{k} (its candidates encoded)" if k in encoded else k for k in rerun) or "none",
         )
     if convert:
         log.info("--reuse %s: %s", previous, vector_plan.converting(values, settings))
