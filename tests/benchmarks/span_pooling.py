@@ -23,7 +23,7 @@ on each corpus, its pooled picks agree with today's at a mean per-document overl
 least 0.90 (|pooled picks & today's picks| / |today's picks|, over documents with picks).
 
 Also reported, as a check of the harness: the same picks from candidates encoded separately
-by sentence-transformers from the same token ids (should agree with docbeam's rows at about 1.0).
+by the same model from the same token ids (should agree with docbeam's rows at about 1.0).
 """
 
 import argparse
@@ -60,21 +60,34 @@ def _documents(files: list[str], plan) -> dict:
 
     out = {}
     for f in files:
-        for rec in parse_file(f, opener(f), plan.parse):
+        for rec in parse_file(f, opener(f), plan.parse, Path(f).name):  # named as the run names a file
             if isinstance(rec, Document):
                 out[rec.doc_id] = rec
     return out
 
 
-def _token_states(ids: list[int]) -> np.ndarray:
+def _token_states(windows: list[list[int]], batch: int = 64) -> list[np.ndarray]:
+    """Each window's final token states ([its tokens, hidden]), windows padded in batches."""
     import torch
 
     from tests.reference import st_model
 
+    model, out = st_model()[0].auto_model, []
     with torch.inference_mode():
-        model = st_model()[0].auto_model
-        out = model(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long))
-    return out.last_hidden_state[0].numpy()
+        for i in range(0, len(windows), batch):
+            part = windows[i : i + batch]
+            width = max(len(w) for w in part)
+            ids = torch.tensor([w + [0] * (width - len(w)) for w in part])
+            mask = torch.tensor([[1] * len(w) + [0] * (width - len(w)) for w in part])
+            states = model(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
+            out += [states[j, : len(w)] for j, w in enumerate(part)]
+    return out
+
+
+def _separate(windows: list[list[int]]) -> list[np.ndarray]:
+    """Each window's own vector, as docbeam encodes a candidate: mean of all its token states
+    (specials included), normalised."""
+    return [_unit(s.mean(0)) for s in _token_states(windows)]
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -110,7 +123,6 @@ def measure(name: str, files: list[str]) -> dict:
     from docbeam.pipeline.core.records import DocInfo
     from docbeam.pipeline.launch.planning.planner import make_plan
     from tests.helpers import run_job, table
-    from tests.reference import st_embed_ids
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
@@ -137,11 +149,12 @@ def measure(name: str, files: list[str]) -> dict:
         doc = documents[doc_id]
         text, embedding = row["text"], np.asarray(row["embedding"], np.float32)
         assert doc.text == text, f"{doc_id}: parsed text differs from the run's"
-        states = []
-        for s, e in chunks[doc_id]:
-            enc = tok.encode(text[s:e])
-            ids, offsets = enc.ids[:seq], enc.offsets[:seq]
-            states.append((s, e, _token_states(ids), offsets, enc.special_tokens_mask[:seq]))
+        encs = [tok.encode(text[s:e]) for s, e in chunks[doc_id]]
+        chunk_states = _token_states([e.ids[:seq] for e in encs])
+        states = [
+            (s, e, st, enc.offsets[:seq], enc.special_tokens_mask[:seq])
+            for (s, e), enc, st in zip(chunks[doc_id], encs, chunk_states)
+        ]
         info = DocInfo(
             uid=doc.uid,
             doc_id=doc_id,
@@ -157,7 +170,7 @@ def measure(name: str, files: list[str]) -> dict:
             segs = [s for s in ex.candidates(doc, tok, special, seq) if s.text is not None]
             if not segs:
                 continue
-            separate = st_embed_ids([list(map(int, s.ids)) for s in segs])
+            separate = _separate([list(map(int, s.ids)) for s in segs])
             pooled = []
             for i, seg in enumerate(segs):
                 holder = next(
@@ -213,16 +226,19 @@ def main() -> int:
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     corpora = {"given": args.inputs} if args.inputs else {"labelled real": real_files(), "samples/docs": sample_files()}
-    results = [measure(name, files) for name, files in corpora.items()]
-    print(f"criterion: mean per-document overlap of pooled picks with today's >= {CRITERION}")
-    for res in results:
+    print(f"criterion: mean per-document overlap of pooled picks with today's >= {CRITERION}", flush=True)
+    results = []
+    for name, files in corpora.items():
+        res = measure(name, files)
+        results.append(res)
         for k in KINDS:
             r = res[k]
             print(
                 f"{res['corpus']:<14} {k:<11} docs {r['documents']:>4}  candidates {r['candidates']:>6} "
                 f"(not in one chunk {r['not_in_one_chunk']})  pooled overlap {r['pooled_overlap']:.3f} "
                 f"same set {r['pooled_same_set']:.2f}  separate (harness check) {r['separate_overlap']:.3f}  "
-                f"{'holds' if r['holds'] else 'does not hold'}"
+                f"{'holds' if r['holds'] else 'does not hold'}",
+                flush=True,
             )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
