@@ -8,7 +8,7 @@ Two Beam joins, both CoGroupByKey on doc_id, so they scale with the corpus:
     reused documents + previous documents/chunks/extractions rows
         -> Copy: the previous vectors and extractions; source, metadata and text from the new input
 
-The encoder never sees a reused document's text. When only extractors differ from the previous
+The encoder never encodes a reused document's windows. When only extractors differ from the previous
 run's (`Reuse.run_kinds`), Copy copies the vectors and the unchanged extractors' rows, and runs
 those extractors: text-only ones on the text, the others on the copied vectors with only their
 candidates encoded (reuse_extract). Documents gone from the input are found by the
@@ -116,7 +116,7 @@ class Copy(beam.DoFn):
         for e in grouped[tables.EXTRACTIONS]:
             if self.keep is None or any(ex.owns(e["kind"]) for ex in self.keep):
                 yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
-        for ex in self.run:  # text-only extractors added or changed since the previous run
+        for ex in self.run:  # added or changed since the previous run: text-only ones' rows here
             for e in ex.text_rows(doc):
                 yield beam.pvalue.TaggedOutput(tables.EXTRACTIONS, e)
         if self.encoded:

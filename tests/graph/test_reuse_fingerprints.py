@@ -123,13 +123,14 @@ def same_rows(a: dict, b: dict) -> bool:
 
 @pytest.fixture(scope="module")
 def changed(corpora, tmp_path_factory):
-    """summary, keyphrases and entities; then again reusing that with --summary-sentences 2 and
-    --keyphrase-top-n 3; and a fresh run with those settings."""
+    """All four; then again reusing that with --summary-sentences 2, --keyphrase-top-n 3 and
+    --label-top-k 2 (labels rank the run-wide description vectors); and a fresh run with those
+    settings."""
     root, _ = corpora
     out = tmp_path_factory.mktemp("changed")
     v2 = root / "v2" / "docs.jsonl"
-    extract = ["--extract", "summary,keyphrases,entities"]
-    settings = ["--summary-sentences", "2", "--keyphrase-top-n", "3"]
+    extract = ["--extract", ALL_FOUR]
+    settings = ["--summary-sentences", "2", "--keyphrase-top-n", "3", "--label-top-k", "2"]
     first = run_job(v2, out / "first", *extract)
     again = run_job(v2, out / "again", *extract, *settings, "--reuse", str(out / "first"))
     fresh = run_job(v2, out / "fresh", *extract, *settings)
@@ -141,14 +142,16 @@ def test_an_encoder_extractor_setting_changed_encodes_its_candidates_alone(corpo
     out, _, again, fresh = changed
     r = again.manifest["reuse"]
     assert (r["documents_reused"], r["documents_encoded"], r["vectors_reused"]) == (n, 0, True)
-    assert sorted(r["extractors_run_on_reused"]) == ["keyphrases", "summary"]
+    assert sorted(r["extractors_run_on_reused"]) == ["keyphrases", "labels", "summary"]
     assert chunk_vectors(out / "again") == chunk_vectors(out / "first")  # copied, not encoded again
-    # The encoder ran exactly the candidates a fresh run encodes besides its windows.
+    # The encoder ran exactly what a fresh run encodes besides its windows: the candidates and the
+    # label descriptions.
     windows = sum(table(out / "fresh", "chunks", ["n_tokens"]).column("n_tokens").to_pylist())
     candidates = fresh.stage_totals["encode"]["tokens"] - windows
     assert candidates > 0 and again.stage_totals["encode"]["tokens"] == candidates
     assert same_rows(extraction_rows(out / "again"), extraction_rows(out / "fresh"))
-    assert {k[1] for k in extraction_rows(out / "again")} >= {"summary", "keyphrase"}
+    kinds = [k[1] for k in extraction_rows(out / "again")]
+    assert {"summary", "keyphrase", "entity:email"} <= set(kinds) and kinds.count("label") > n  # top-k 2
     assert again.manifest["accounting"]["holds"]
 
 
