@@ -12,6 +12,9 @@ from docbeam.pipeline.core.stages import Stage
 from docbeam.pipeline.cost.metering import StageMeter
 
 ROWS_PER_TABLE = 2048
+# The vector columns' Arrow types (float32, or what --vector-dtype stores: float16, int8, packed
+# bits) as numpy's; Arrow's own `to_pandas_dtype` needs pandas, which docbeam does not install.
+VECTOR_NUMPY = {pa.float32(): np.float32, pa.float16(): np.float16, pa.int8(): np.int8, pa.uint8(): np.uint8}
 
 
 def to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
@@ -19,8 +22,8 @@ def to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     for f in schema:
         values = [r.get(f.name) for r in rows]
         if pa.types.is_fixed_size_list(f.type):
-            kind = f.type.value_type  # float32, or what --vector-dtype stores (float16, int8, packed bits)
-            np_kind = kind.to_pandas_dtype()
+            kind = f.type.value_type
+            np_kind = VECTOR_NUMPY[kind]
             flat = (
                 np.concatenate([np.asarray(v, np_kind).reshape(-1) for v in values]) if values else np.zeros(0, np_kind)
             )
