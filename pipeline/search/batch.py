@@ -64,7 +64,7 @@ def answers(
     per_document: bool = False,
     use_index: bool | None = None,
 ) -> Iterator[dict]:
-    """One dict per query, in order: query, id (when given), method, ms (its share of its batch's
+    """One dict per query, in order: query, id (None when not given), method, ms (its share of its batch's
     embedding and search time), hits (search.HIT_KEYS)."""
     for i in range(0, len(queries), BATCH):
         part = queries[i : i + BATCH]
@@ -81,7 +81,7 @@ def answers(
         for q, h in zip(part, found):
             yield {
                 "query": q.text,
-                **({"id": q.id} if q.id is not None else {}),
+                "id": q.id,  # null for a line without one: every line has the same keys
                 "method": method,
                 "ms": round(ms, 2),
                 "hits": h,

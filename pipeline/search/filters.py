@@ -4,7 +4,8 @@ Fields: `language` (the document's detected language), `doc_id` (a prefix of the
 `section` (the chunk's section heading, exactly), and any other name: a field of the
 document's `metadata` (the input record's other fields; `metadata.NAME` says the same), equal
 to VALUE as text (a list matches when one of its items does). The same field given twice
-matches either value; different fields must all match.
+matches either value; different fields must all match. A field no document of the run has is
+refused (a misspelt name would otherwise read as "nothing matches").
 """
 
 import json
@@ -89,16 +90,23 @@ def row_mask(chunks: RunChunks, wheres: list[Where]) -> np.ndarray | None:
 
 
 def _documents(chunks: RunChunks, conditions: dict[str, list[str]]) -> set[str]:
-    """The doc_ids whose language / metadata meet every condition."""
-    allowed = set()
+    """The doc_ids whose language / metadata meet every condition; RunError for a field that no
+    document of the run has."""
+    allowed, seen = set(), set(DOCUMENT_FIELDS)
     for part in _read(chunks, tables.DOCUMENTS, ["doc_id", "language", "metadata"]):
         n = len(part["doc_id"])
         for i in range(n):
             meta = json.loads(part["metadata"][i]) if part.get("metadata") and part["metadata"][i] else {}
+            seen.update(meta)
             record = {
                 "language": (part.get("language") or [None] * n)[i],
                 **{k: v for k, v in meta.items() if k != "language"},
             }
             if all(any(_matches(record.get(f), v) for v in values) for f, values in conditions.items()):
                 allowed.add(part["doc_id"][i])
+    unknown = sorted(set(conditions) - seen)
+    if unknown:
+        fields = [*CHUNK_FIELDS, *sorted(seen)]
+        shown = ", ".join(fields[:20]) + (f" and {len(fields) - 20} more" if len(fields) > 20 else "")
+        raise RunError(f"--where {unknown[0]}: no document of {chunks.run} has this field; its fields: {shown}")
     return allowed

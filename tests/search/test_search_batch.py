@@ -35,7 +35,7 @@ def test_a_hundred_queries_in_one_process_with_the_model_loaded_once(sample_run,
     answers = [json.loads(line) for line in got]
     assert len(answers) == 100
     for i, a in enumerate(answers):
-        assert a["query"].startswith(f"question {i}:") and a.get("id") == (i if i % 3 == 0 else None)
+        assert a["query"].startswith(f"question {i}:") and a["id"] == (i if i % 3 == 0 else None)
         assert len(a["hits"]) == 3 and a["method"] == "exact" and a["ms"] > 0
         assert [h["rank"] for h in a["hits"]] == [1, 2, 3]
 
@@ -103,3 +103,11 @@ def test_row_mask_is_none_without_conditions(sample_run):
 def test_a_where_that_matches_nothing_says_so(sample_run, capsys):
     status, got, _ = search(capsys, str(sample_run[0]), "q", "--where", "language=de")
     assert status == 0 and got[1] == "  (no chunk matches --where)"
+
+
+@pytest.mark.parametrize("where", ["languge=en", "metadata.nosuchfield=x"])
+def test_a_field_no_document_has_is_refused_naming_the_fields(sample_run, capsys, where):
+    status, got, err = search(capsys, str(sample_run[0]), "q", "--where", where)
+    name = where.partition("=")[0].removeprefix("metadata.")
+    assert status == 2 and f"--where {name}: no document of" in err and "collection" in err
+    assert len(err.strip().splitlines()) == 1
