@@ -129,6 +129,15 @@ class QdrantStore(VectorStore):
         sent, offset = self.query_vector(vector)
         c = self.client()
         try:
+            if self.ranges is None:  # int8 codes scored against an unscaled query rank wrongly
+                vectors = c.get_collection(self.collection).config.params.vectors
+                have = vectors.get(DENSE) if isinstance(vectors, dict) else None
+                if have is not None and have.datatype is not None and have.datatype.value == DATATYPES[INT8]:
+                    raise StoreError(
+                        f"collection {self.collection} holds int8 codes: a query needs the run's vector "
+                        "format and chunk ranges (query_store(uri, vector, top_k, run.vector_format, run.ranges) with "
+                        "run = open_run(RUN), or docbeam search RUN --sink URI)"
+                    )
             res = c.query_points(
                 self.collection,
                 query=sent.tolist(),

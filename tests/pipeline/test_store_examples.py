@@ -16,7 +16,7 @@ from docbeam.pipeline.core.flags import UsageError
 from docbeam.pipeline.core.vector_format import dequantize
 from docbeam.pipeline.search.run_chunks import open_run
 from docbeam.pipeline.stores import query_store
-from docbeam.pipeline.stores.base import chunk_id
+from docbeam.pipeline.stores.base import StoreError, chunk_id
 from docbeam.pipeline.stores.qdrant import DENSE
 from tests.corpus import build_corpus
 from tests.helpers import REPO, child_env, run_job, table, write_jsonl
@@ -103,6 +103,9 @@ def test_qdrant_keeps_float16_and_int8_and_answers_as_the_parquet(corpus, dtype)
         hits = query_store(f"qdrant://{folder}", q, 5, run.vector_format, run.ranges)
         assert [h["chunk_id"] for h in hits] == want
         np.testing.assert_allclose([h["score"] for h in hits], np.sort(dense @ q)[::-1][:5], atol=1e-3)
+    if dtype == "int8":  # without the run's format and ranges the codes would rank wrongly: refused
+        with pytest.raises(StoreError, match="holds int8 codes"):
+            query_store(f"qdrant://{folder}", dense[0].astype(np.float32), 5)
 
 
 @pytest.mark.parametrize(
