@@ -39,7 +39,7 @@ def test_the_package_list_is_the_folders():
 
 
 MODULE_PATH = re.compile(r"^(kernels|model|pipeline)\.[a-z_]+")
-NOT_MODULES = ("model.safetensors", "model.pt", "model.pth", "model.bin")
+NOT_MODULES = ("model.safetensors", "model.pt", "model.pth", "model.bin", "model.onnx", "model_int8.onnx")
 
 
 def test_no_module_path_is_written_without_docbeam():
@@ -162,7 +162,10 @@ def test_a_type_checker_resolves_docbeam_from_the_editable_install(tmp_path):
     ).stdout
     assert 'incompatible types in assignment (expression has type "list[str]", variable has type "int")' in out.lower()
     assert "docbeam.pipeline.core.flags.UsageError" in out
-    assert "def (self: docbeam.pipeline.stores.base.VectorStore, dim: int) -> bool" in out
+    assert (
+        "def (self: docbeam.pipeline.stores.base.VectorStore, "
+        "dim: int | docbeam.pipeline.core.vector_format.VectorFormat) -> bool" in out
+    )
     assert "import-untyped" not in out and "import-not-found" not in out, out
 
 
