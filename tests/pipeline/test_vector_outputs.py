@@ -121,7 +121,8 @@ def test_reuse_of_an_int8_run_for_float32_encodes_again(int8_run, tmp_path, capl
     with caplog.at_level(logging.WARNING, logger="docbeam"):
         res = run_job(SAMPLES / "*", tmp_path / "f32", "--reuse", str(before))
     assert res.manifest["reuse"]["documents_reused"] == 0 and res.manifest["reuse"]["documents_encoded"] > 0
-    assert any("vectors" in r.getMessage() and "encoded again" in r.getMessage() for r in caplog.records)
+    said = [r.getMessage() for r in caplog.records if "encoded again" in r.getMessage()]
+    assert said and "vectors" in said[0] and "not the full float32 ones a conversion starts from" in said[0]
 
 
 def test_waves_quantise_with_the_first_waves_ranges(sample_run, tmp_path):
@@ -215,3 +216,36 @@ def test_int8_search_keeps_99_percent_of_float32s_top_10_on_the_labelled_questio
         tops.append([{(keys[int(r)]["doc_id"], keys[int(r)]["chunk_index"]) for r in ranked} for ranked in rows])
     recall = np.mean([len(a & b) / 10 for a, b in zip(*tops)])
     assert recall >= 0.99, recall
+
+
+def test_an_extractor_changed_over_an_int8_run_encodes_again(tmp_path, caplog):
+    """The extractors score candidates against the full float32 vectors: an int8 run's codes
+    cannot stand in for them, so a changed summary setting over one encodes every document."""
+    docs = SAMPLES / "*.txt"
+    before = tmp_path / "int8"
+    run_job(docs, before, "--vector-dtype", "int8", "--extract", "summary")
+    with caplog.at_level(logging.WARNING, logger="docbeam"):
+        res = run_job(
+            docs,
+            tmp_path / "again",
+            "--vector-dtype",
+            "int8",
+            "--extract",
+            "summary",
+            "--summary-sentences",
+            "2",
+            "--reuse",
+            str(before),
+        )
+    assert res.manifest["reuse"]["documents_reused"] == 0 and res.manifest["reuse"]["documents_encoded"] > 0
+    said = [r.getMessage() for r in caplog.records if "encoded again" in r.getMessage()]
+    assert said and "summary need(s) the full float32 vectors" in said[0]
+    fresh = run_job(
+        docs, tmp_path / "fresh", "--vector-dtype", "int8", "--extract", "summary", "--summary-sentences", "2"
+    )
+    assert fresh.manifest["counts"]["extractions"] == res.manifest["counts"]["extractions"]
+
+    def rows(out):
+        return sorted(tuple(r.values()) for r in table(out, "extractions", ["doc_id", "kind", "value"]).to_pylist())
+
+    assert rows(tmp_path / "again") == rows(tmp_path / "fresh")

@@ -190,6 +190,12 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
     ner_changed = ["--ner-model"] if any(c.startswith("ner") for c in extractions) else []
     if vectors or ner_changed:
         why = f"; {', '.join(ner_changed)} needs the encoder" if not vectors else ""
+        kept = values.get(vector_plan.SETTING)
+        if kept is not None and any(v.startswith(vector_plan.SETTING) for v in vectors):
+            why = (
+                f"; that run kept {kept.get('dims')}-dimension {kept.get('dtype')} vectors, not the full float32 "
+                "ones a conversion starts from (--reuse a float32 run to convert without encoding)"
+            )
         log.warning(
             "--reuse %s: settings changed (%s)%s: every document is encoded again",
             previous,
