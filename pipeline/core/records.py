@@ -24,6 +24,10 @@ class Provenance:
     markup_lines: int = 0  # Markdown: front matter and HTML comment lines
     # (start, end) character ranges that are code, not prose (Markdown's code blocks), in order
     code: tuple[tuple[int, int], ...] = ()
+    # (start, end) ranges of inline markup a reader does not read as text (Markdown's link
+    # destinations, images, link reference definitions, autolinks), in order: no summary
+    # sentence or keyphrase comes from them
+    markup: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -37,7 +37,7 @@ Differences from KeyBERT, on purpose:
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ import numpy as np
 from docbeam.pipeline.core.choices import KEYPHRASE_REFERENCES
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from docbeam.pipeline.extractors.base import Extractor, candidate_text, row
+from docbeam.pipeline.extractors.prose import overlaps
 from docbeam.pipeline.extractors.stopwords import fold, has_stop_words, stop_words
 from docbeam.pipeline.extractors.values import readable
 from docbeam.pipeline.ingest.chunking import encode_short
@@ -142,13 +143,19 @@ def _words(text: str, start: int, end: int, language: str) -> Iterator[Word]:
         yield held
 
 
-def candidates(text: str, ngrams: tuple[int, int] = (1, 2), language: str = DEFAULT_LANGUAGE) -> dict[str, Candidate]:
+def candidates(
+    text: str,
+    ngrams: tuple[int, int] = (1, 2),
+    language: str = DEFAULT_LANGUAGE,
+    markup: Sequence[tuple[int, int]] = (),
+) -> dict[str, Candidate]:
     """lower-cased phrase (words joined by one space) -> Candidate, phrases in alphabetical
-    order (as CountVectorizer's vocabulary), n-grams formed within each run only."""
+    order (as CountVectorizer's vocabulary), n-grams formed within each run only. A word inside
+    `markup` (Markdown's link targets, images: not text a reader reads) ends a run."""
     stop = stop_words(language)
     found: dict[str, Candidate] = {}
     for sent in sentences(text, language):
-        for run in runs(text, sent.start, sent.end, stop, language):
+        for run in _outside(runs(text, sent.start, sent.end, stop, language), markup):
             for n in range(ngrams[0], ngrams[1] + 1):
                 for i in range(len(run) - n + 1):
                     gram = run[i : i + n]
@@ -159,6 +166,21 @@ def candidates(text: str, ngrams: tuple[int, int] = (1, 2), language: str = DEFA
                         a, b = gram[0].start, gram[-1].end
                         found[phrase] = Candidate(a, b, readable(text[a:b]), 1)
     return {p: found[p] for p in sorted(found)}
+
+
+def _outside(found: Iterator[list[Word]], markup: Sequence[tuple[int, int]]) -> Iterator[list[Word]]:
+    """The runs split where a word meets `markup`, those words left out."""
+    for run in found:
+        part: list[Word] = []
+        for w in run:
+            if markup and overlaps(markup, w.start, w.end):
+                if part:
+                    yield part
+                part = []
+            else:
+                part.append(w)
+        if part:
+            yield part
 
 
 def mmr(doc: np.ndarray, vectors: np.ndarray, top_n: int, diversity: float) -> list[int]:
@@ -190,7 +212,8 @@ class Keyphrases(Extractor):
     row_kind = "keyphrase"
     data_packages = ("stopwordsiso",)
     # 3: with longer phrases in the range, only the `max_unigrams` rarest single words are candidates
-    version = 4  # 4: values readable (whitespace collapsed), words broken at a line end whole
+    # 4: values readable (whitespace collapsed), words broken at a line end whole
+    version = 5  # 5: no words of Markdown link targets, images or reference definitions
 
     def __init__(
         self,
@@ -224,7 +247,7 @@ class Keyphrases(Extractor):
         language = self.language_of(doc)
         if skip_reason(language):
             return []
-        found = candidates(doc.text, self.ngrams, language)
+        found = candidates(doc.text, self.ngrams, language, doc.provenance.markup if doc.provenance else ())
         if len(found) > self.max_candidates:
             keep = sorted(found, key=lambda p: (-found[p].count, p))[: self.max_candidates]
             found = {p: found[p] for p in sorted(keep)}

@@ -16,6 +16,7 @@ their shape (heading_lines), which would otherwise start the sentence after them
 Pure: no Beam here.
 """
 
+import bisect
 import re
 from collections.abc import Iterator, Sequence
 
@@ -195,6 +196,12 @@ def _bullet(text: str, start: int, end: int) -> int:
     """The length of the list marker that starts the sentence, 0 if none."""
     m = BULLET.match(text, start, end)
     return m.end() - start if m else 0
+
+
+def overlaps(ranges: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) meets any of `ranges` (sorted, not overlapping one another)."""
+    i = bisect.bisect_right(ranges, (start, float("inf"))) - 1  # the last range starting at or before start
+    return any(a < end and start < b for a, b in ranges[max(i, 0) : i + 2])
 
 
 def _merge(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:

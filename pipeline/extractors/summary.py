@@ -12,7 +12,7 @@ import numpy as np
 
 from docbeam.pipeline.core.records import DocInfo, Document, Segment, SegmentVector
 from docbeam.pipeline.extractors.base import Extractor, candidate_text, row
-from docbeam.pipeline.extractors.prose import prose_sentences
+from docbeam.pipeline.extractors.prose import overlaps, prose_sentences
 from docbeam.pipeline.ingest.chunking import encode_short
 from docbeam.pipeline.ingest.sentences import DEFAULT_LANGUAGE
 
@@ -68,7 +68,8 @@ def summary_spans(doc: Document, language: str) -> list[tuple[int, int]]:
     read as sentences."""
     headings = doc.provenance.sections if doc.provenance else ()
     code = doc.provenance.code if doc.provenance else ()  # Markdown's code blocks
-    spans = prose_sentences(doc.text, language, headings, code)
+    markup = doc.provenance.markup if doc.provenance else ()  # Markdown's link targets, images
+    spans = [(s, e) for s, e in prose_sentences(doc.text, language, headings, code) if not overlaps(markup, s, e)]
     return [(s, e) for s, e in spans if reads_as_sentence(doc.text[s:e])] or [
         (s, e) for s, e in spans if reads_as_sentence(doc.text[s:e], lower_case=True)
     ]
@@ -79,7 +80,8 @@ class Summary(Extractor):
     row_kind = "summary"
     # 2: prose only: no headings, contents or format lines; the document's language
     # 3: no navigation, usage, synopsis or C declaration lines, nor Markdown code blocks
-    version = 3
+    # 4: no sentence holding Markdown link targets, images or reference definitions
+    version = 4
 
     def __init__(self, top_k: int = 3, max_sentences: int = 512):
         self.top_k, self.max_sentences = top_k, max_sentences

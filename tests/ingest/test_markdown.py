@@ -122,3 +122,35 @@ def test_real_markdown_files_get_sections_and_their_front_matter_as_metadata(par
             assert not doc.text.startswith("---"), path
         assert "<!--" not in doc.text.split("\n", 1)[0], path
     assert [doc for path, text in fronted if (doc := parse("/d.md", text.encode())[0]) and doc.metadata], fronted
+
+
+LINKED = """# zstd
+
+[![Build Status](https://api.travis-ci.com/facebook/zstd.svg?branch=dev)](https://travis-ci.com/facebook/zstd)
+
+Zstandard is a fast lossless compression algorithm aimed at real-time compression scenarios.
+For more information, check the [PyYAML homepage](https://github.com/yaml/pyyaml).
+The library is documented in [`lib/README.md`](lib/README.md#modular-build) for builders.
+Releases are announced on the mailing list <https://lists.example.org/zstd-announce>.
+Benchmarks compare it against other fast compressors on a single core.
+
+[docs]: https://facebook.github.io/zstd/zstd_manual.html
+"""
+
+
+def test_link_targets_images_and_reference_definitions_are_markup_not_text_to_extract(parse):
+    from docbeam.pipeline.extractors.keyphrases import candidates
+
+    doc = one(parse, "/docs/README.md", LINKED)
+    assert doc.text.count("](") == 4  # the text keeps its lines as written
+    marked = [doc.text[a:b] for a, b in doc.provenance.markup]
+    assert "](https://github.com/yaml/pyyaml)" in marked and "<https://lists.example.org/zstd-announce>" in marked
+    assert any(m.startswith("![Build Status](") for m in marked) and any(m.startswith("[docs]: ") for m in marked)
+    sentences = [doc.text[s:e] for s, e in summary_spans(doc, "en")]
+    assert "Zstandard is a fast lossless compression algorithm aimed at real-time compression scenarios." in sentences
+    assert not [s for s in sentences if "](" in s or "<https" in s]
+    words = {w for p in candidates(doc.text, (1, 1), "en", doc.provenance.markup) for w in p.split()}
+    assert {"zstandard", "pyyaml", "homepage", "benchmarks"} <= words  # link text is text
+    assert not words & {"travis", "api.travis", "github.com", "lists.example.org", "modular-build", "zstd_manual.html"}
+    unmarked = {w for p in candidates(doc.text, (1, 1), "en") for w in p.split()}
+    assert [w for w in unmarked if "travis" in w]  # what the markup ranges keep out

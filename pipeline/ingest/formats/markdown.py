@@ -21,6 +21,18 @@ from docbeam.pipeline.ingest.reading import read_text
 from docbeam.pipeline.ingest.sandbox import ParseProblem, Sandbox
 
 LINE_END = re.compile(r"\r\n?|\n")  # what markdown-it counts lines by
+# Inline markup that is not prose, as CommonMark writes it; every repeat bounded, so a hostile
+# text costs linear time: an image, a link's destination `](...)`, a reference definition line,
+# an autolink `<scheme:...>`.
+_DEST = r"\((?:[^()\s]{0,2048})(?:[ \t]+\"[^\"\n]{0,256}\")?\)"
+INLINE_MARKUP = re.compile(
+    r"!\[[^\[\]\n]{0,512}\]"
+    + _DEST
+    + r"|\]"
+    + _DEST
+    + r"|(?m:^ {0,3}\[[^\[\]\n]{1,512}\]:[ \t]*\S[^\n]{0,2048})"
+    + r"|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]{0,2048}>"
+)
 
 
 def parse(path: str, f: BinaryIO, cfg: ParseConfig, sandbox: Sandbox) -> Iterator[Record]:
@@ -70,6 +82,7 @@ def assemble(path: str, source: str, metadata: dict, body_from: int, blocks: lis
         format="markdown",
         sections=tuple((offset(line), title) for line, title in headings if line in new_at),
         code=tuple((offset(a), offset(b)) for a, b in code if offset(a) < offset(b)),
+        markup=tuple(m.span() for m in INLINE_MARKUP.finditer(text)),
         markup_lines=len(dropped),
     )
     return document(path, 0, path, text, prov, metadata)
