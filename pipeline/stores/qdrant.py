@@ -129,7 +129,7 @@ class QdrantStore(VectorStore):
         sent, offset = self.query_vector(vector)
         c = self.client()
         try:
-            if self.ranges is None:  # int8 codes scored against an unscaled query rank wrongly
+            if self.fmt is None:  # a caller that gave no format: int8 codes against an unscaled query rank wrongly
                 vectors = c.get_collection(self.collection).config.params.vectors
                 have = vectors.get(DENSE) if isinstance(vectors, dict) else None
                 if have is not None and have.datatype is not None and have.datatype.value == DATATYPES[INT8]:

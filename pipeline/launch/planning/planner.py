@@ -188,13 +188,13 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
     # The token classifier's pass runs over the chunks' text in its own windows: a change of it
     # encodes again (the extractors' candidates do not need the chunks encoded again).
     ner_changed = ["--ner-model"] if any(c.startswith("ner") for c in extractions) else []
+    kept_format = values.get(vector_plan.SETTING)  # None: that run kept the full float32 vectors
     if vectors or ner_changed:
         why = f"; {', '.join(ner_changed)} needs the encoder" if not vectors else ""
-        kept = values.get(vector_plan.SETTING)
-        if kept is not None and any(v.startswith(vector_plan.SETTING) for v in vectors):
+        if kept_format is not None and any(v.startswith(vector_plan.SETTING) for v in vectors):
             why = (
-                f"; that run kept {kept.get('dims')}-dimension {kept.get('dtype')} vectors, not the full float32 "
-                "ones a conversion starts from (--reuse a float32 run to convert without encoding)"
+                f"; that run kept {kept_format.get('dims')}-dimension {kept_format.get('dtype')} vectors, "
+                "not the full float32 ones a conversion starts from (--reuse a float32 run to convert without encoding)"
             )
         log.warning(
             "--reuse %s: settings changed (%s)%s: every document is encoded again",
@@ -204,7 +204,6 @@ def _previous_run(previous: str, output: str | None, settings: dict, exs: list) 
         )
         return Reuse(*found, False)
     encoded = {ex.name for ex in exs if ex.name in rerun and not text_only(ex)}
-    kept_format = values.get(vector_plan.SETTING)
     if encoded and kept_format is not None:
         # Extractors score their candidates against the full float32 vectors, which a run that
         # stored truncated or quantised ones no longer has.
